@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# flex: top-level build. `make help` lists the targets.
+#
+# The kernel module is built by Kbuild against Debian's 6.1 headers (the
+# version linux-headers-amd64 depends on; KDIR= overrides). Userspace
+# objects go to $(BUILD). Every target that needs a Debian package depends on
+# `deps`, which installs what is missing and does nothing when all is there.
+
+BUILD		?= build
+KVER		 = $(shell tools/kver)
+KDIR		?= /usr/src/linux-headers-$(KVER)
+CC		?= gcc
+
+# Userspace flags shared by libflex, the tools and the tests.
+CFLAGS_COMMON	:= -std=gnu11 -O2 -g -Wall -Wextra -Werror=implicit-function-declaration \
+		   -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter \
+		   -D_GNU_SOURCE -pthread -Iuapi -Ilibflex/include
+LDFLAGS_COMMON	:= -pthread
+
+RESULTS		:= $(BUILD)/results
+
+.PHONY: all help deps kmod libflex tools check check-unit check-vm check-debug \
+	demo bench clean
+
+all: kmod libflex tools
+
+help:
+	@echo "make            build kmod/flex.ko, libflex and the tools"
+	@echo "make deps       install the Debian packages the project needs"
+	@echo "make check      all tests: host unit tests, then the driver suite in the VM"
+	@echo "make check-debug the VM suite under a KASAN/lockdep/kmemleak kernel"
+	@echo "make demo       the main job, in the VM"
+	@echo "make bench      the benchmarks"
+
+deps: $(BUILD)/.deps-stamp
+$(BUILD)/.deps-stamp: tools/install-deps
+	tools/install-deps
+	@mkdir -p $(BUILD) && touch $@
+
+kmod: deps
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+-include libflex/libflex.mk
+include tests/tests.mk
+
+tools: libflex
+
+check: deps
+	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
+	-@$(MAKE) --no-print-directory check-unit
+	-@$(MAKE) --no-print-directory check-vm
+	@tools/tap-summary $(RESULTS)
+
+bench: deps
+	@mkdir -p $(RESULTS)
+	@$(MAKE) --no-print-directory bench-alloc
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
+	rm -rf $(BUILD)

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * flex: a virtual accelerator memory device.
+ *
+ * Object model (lifetimes in brackets):
+ *
+ *   flex_device [module]        one card: device memory, the PF, its VFs
+ *     flex_mem                  capacity placed by gen_pool, backed sparsely
+ *     flex_fn [struct device]   a PF or VF: a device node and a lookup table
+ *       flex_file [open file]   the owner of regions; all are freed at close
+ *         flex_region [kobject] a contiguous range of device memory, mapped
+ *                               by the function's table; the kobject is its
+ *                               sysfs directory and its reference count
+ *
+ * Locking: flex_device.lock (a mutex) guards the tables, the per-file region
+ * lists, the SR-IOV state and the open counts. It is never held while
+ * touching user memory, and sysfs/debugfs nodes are never removed under it
+ * (their show() methods take it or read atomics). flex_region.lock orders
+ * page faults against release, see flex_mmap.c.
+ */
+#ifndef _FLEX_DRV_H
+#define _FLEX_DRV_H
+
+#include <linux/cdev.h>
+#include <linux/device.h>
+#include <linux/kobject.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/rwsem.h>
+#include <linux/sched.h>
+#include <linux/types.h>
+#include <linux/xarray.h>
+
+#include <linux/flex.h>
+
+#define FLEX_DRV_NAME		"flex"
+
+/* Regions are placed at this granularity (the gen_pool order). */
+#define FLEX_REGION_ALIGN_SHIFT	21
+#define FLEX_REGION_ALIGN	(1ULL << FLEX_REGION_ALIGN_SHIFT)
+
+/*
+ * Device physical addresses start above 0, so a PF region_id (a physical
+ * address) is never 0 and gen_pool's "0 means failure" is unambiguous.
+ */
+#define FLEX_DEVMEM_BASE	(1ULL << 32)
+
+/*
+ * A region's mmap offset is its device-wide handle shifted by this much, so
+ * offsets never collide between regions and one region is at most 1 TiB.
+ */
+#define FLEX_MMAP_SHIFT		40
+#define FLEX_MAX_CAPACITY	(1ULL << FLEX_MMAP_SHIFT)
+#define FLEX_MIN_CAPACITY	(64ULL << 20)
+#define FLEX_MAX_HANDLE		((1U << 22) - 1)
+
+#define FLEX_MAX_DEVICES	8
+#define FLEX_MAX_VFS		16
+#define FLEX_MAX_LUT_ENTRIES	64
+#define FLEX_MAX_PF_REGIONS	1024
+#define FLEX_MINORS_PER_DEVICE	(1 + FLEX_MAX_VFS)
+
+/* Module parameters, fixed at load (flex_main.c). */
+struct flex_params {
+	unsigned int num_devices;
+	u64 capacity;
+	u64 backing_cap;
+	unsigned int lut_entries;
+	unsigned int total_vfs;
+	unsigned int pf_max_regions;
+};
+extern struct flex_params flex_params;
+
+/* Device memory: placement by gen_pool, host backing allocated on touch. */
+struct flex_mem {
+	struct gen_pool *pool;
+	u64 base;
+	u64 capacity;
+	struct xarray pages;		/* device pfn -> struct page * */
+	atomic64_t resident_pages;
+	u64 backing_cap_pages;
+	atomic64_t used;		/* bytes held by regions */
+};
+
+struct flex_fn;
+
+struct flex_device {
+	unsigned int index;
+	struct flex_mem mem;
+	struct mutex lock;
+	struct mutex sriov_lock;	/* serialises sriov_numvfs writers */
+	struct flex_fn *pf;
+	struct flex_fn *vfs[FLEX_MAX_VFS];
+	unsigned int num_vfs;
+	unsigned int total_vfs;
+	struct xarray regions;		/* handle -> flex_region, all functions */
+	u32 next_handle;		/* cursor of xa_alloc_cyclic */
+	struct kobject *regions_kobj;	/* /sys/class/flex/flexN/regions */
+	struct inode *inode;		/* shared mapping of every open file */
+	dev_t devt;			/* first minor of this device */
+	struct dentry *debugfs;
+};
+
+struct flex_fn {
+	struct device dev;		/* its release frees the flex_fn */
+	struct cdev cdev;
+	struct flex_device *fdev;
+	bool is_vf;
+	unsigned int vf_index;
+	char name[16];			/* "pf" or "vfN" */
+	/*
+	 * The lookup table. On a VF the key is the region_id (the table
+	 * index); on the PF it is the region's offset in device memory in
+	 * FLEX_REGION_ALIGN units, and the region_id is its physical address.
+	 */
+	struct xarray table;
+	unsigned int table_size;
+	unsigned int nr_regions;
+	unsigned int open_count;
+	bool gone;			/* VF being disabled: no new opens */
+	struct dentry *debugfs;
+};
+
+struct flex_file {
+	struct flex_fn *fn;
+	struct list_head regions;	/* flex_region.file_link */
+};
+
+struct flex_region {
+	struct kobject kobj;
+	struct flex_device *fdev;
+	struct flex_fn *fn;
+	struct flex_file *owner;
+	struct list_head file_link;
+	u64 phys;
+	u64 size;
+	u64 region_id;
+	u32 lut_index;
+	u32 handle;
+	pid_t owner_tgid;
+	char owner_comm[TASK_COMM_LEN];
+	struct rw_semaphore lock;	/* dead vs. faults and device access */
+	bool dead;
+};
+
+static inline struct flex_fn *to_flex_fn(struct device *dev)
+{
+	return container_of(dev, struct flex_fn, dev);
+}
+
+static inline u64 flex_region_mmap_offset(const struct flex_region *r)
+{
+	return (u64)r->handle << FLEX_MMAP_SHIFT;
+}
+
+/* flex_mem.c */
+int flex_mem_init(struct flex_mem *mem, u64 capacity, u64 backing_cap);
+void flex_mem_fini(struct flex_mem *mem);
+u64 flex_mem_place(struct flex_mem *mem, u64 size);
+void flex_mem_unplace(struct flex_mem *mem, u64 phys, u64 size);
+u64 flex_mem_free_bytes(struct flex_mem *mem);
+u64 flex_mem_largest_free(struct flex_mem *mem);
+struct page *flex_mem_page(struct flex_mem *mem, u64 phys);
+u64 flex_mem_resident(struct flex_mem *mem, u64 phys, u64 size);
+
+/* flex_region.c */
+int flex_region_acquire(struct flex_file *ff, struct flex_region_acquire *args);
+int flex_region_release(struct flex_file *ff, struct flex_region_release *args);
+int flex_region_info(struct flex_file *ff, struct flex_region_info *args);
+void flex_file_release_regions(struct flex_file *ff);
+struct flex_region *flex_fn_lookup(struct flex_fn *fn, u64 region_id);
+
+/* flex_device.c */
+int flex_device_create(unsigned int index, dev_t devt, struct flex_device **out);
+void flex_device_destroy(struct flex_device *fdev);
+int flex_sriov_configure(struct flex_device *fdev, unsigned int num_vfs);
+extern struct class *flex_class;
+
+/* flex_file.c */
+extern const struct file_operations flex_fops;
+
+/* flex_mmap.c */
+int flex_mmap(struct file *filp, struct vm_area_struct *vma);
+struct inode *flex_mapping_inode_new(void);
+void flex_mapping_inode_put(struct inode *inode);
+
+/* flex_sysfs.c */
+extern const struct attribute_group *flex_pf_groups[];
+extern const struct attribute_group *flex_vf_groups[];
+extern const struct kobj_type flex_region_ktype;
+int flex_sysfs_link_vf(struct flex_fn *vf);
+void flex_sysfs_unlink_vf(struct flex_fn *vf);
+
+/* flex_debugfs.c */
+void flex_debugfs_init(void);
+void flex_debugfs_fini(void);
+void flex_debugfs_device_add(struct flex_device *fdev);
+void flex_debugfs_device_remove(struct flex_device *fdev);
+void flex_debugfs_fn_add(struct flex_fn *fn);
+void flex_debugfs_fn_remove(struct flex_fn *fn);
+
+#endif /* _FLEX_DRV_H */

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flex device memory.
+ *
+ * Capacity is only a number: placement of regions is a gen_pool over the
+ * device's physical address range, and a host page backs a device page only
+ * once something touches it. That is what lets a card of 128 GiB with
+ * 12 GiB regions live in a VM of 1 GiB. Untouched memory reads as zeros;
+ * backing beyond flex_params.backing_cap is refused (the access faults).
+ */
+#include <linux/genalloc.h>
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/printk.h>
+
+#include "flex_drv.h"
+
+int flex_mem_init(struct flex_mem *mem, u64 capacity, u64 backing_cap)
+{
+	mem->base = FLEX_DEVMEM_BASE;
+	mem->capacity = capacity;
+	mem->backing_cap_pages = backing_cap >> PAGE_SHIFT;
+	atomic64_set(&mem->resident_pages, 0);
+	atomic64_set(&mem->used, 0);
+	xa_init(&mem->pages);
+
+	mem->pool = gen_pool_create(FLEX_REGION_ALIGN_SHIFT, NUMA_NO_NODE);
+	if (!mem->pool)
+		return -ENOMEM;
+	if (gen_pool_add(mem->pool, mem->base, capacity, NUMA_NO_NODE)) {
+		gen_pool_destroy(mem->pool);
+		mem->pool = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void flex_mem_fini(struct flex_mem *mem)
+{
+	/* Every region was released with its file: nothing may be left. */
+	WARN_ON(!xa_empty(&mem->pages));
+	xa_destroy(&mem->pages);
+	gen_pool_destroy(mem->pool);
+}
+
+/* Returns the physical address of @size contiguous bytes, or 0. */
+u64 flex_mem_place(struct flex_mem *mem, u64 size)
+{
+	u64 phys = gen_pool_alloc(mem->pool, size);
+
+	if (phys)
+		atomic64_add(size, &mem->used);
+	return phys;
+}
+
+/* Gives a range back: its backing pages are freed, so it reads as zeros. */
+void flex_mem_unplace(struct flex_mem *mem, u64 phys, u64 size)
+{
+	unsigned long first = (phys - mem->base) >> PAGE_SHIFT;
+	unsigned long last = first + (size >> PAGE_SHIFT) - 1;
+	unsigned long idx;
+	struct page *page;
+
+	xa_for_each_range(&mem->pages, idx, page, first, last) {
+		xa_erase(&mem->pages, idx);
+		put_page(page);
+		atomic64_dec(&mem->resident_pages);
+	}
+	gen_pool_free(mem->pool, phys, size);
+	atomic64_sub(size, &mem->used);
+}
+
+u64 flex_mem_free_bytes(struct flex_mem *mem)
+{
+	return gen_pool_avail(mem->pool);
+}
+
+static void largest_in_chunk(struct gen_pool *pool, struct gen_pool_chunk *chunk,
+			     void *data)
+{
+	unsigned long nbits = (chunk->end_addr - chunk->start_addr + 1) >>
+			      pool->min_alloc_order;
+	unsigned long *best = data;
+	unsigned long start = 0, end;
+
+	while (start < nbits) {
+		start = find_next_zero_bit(chunk->bits, nbits, start);
+		if (start >= nbits)
+			break;
+		end = find_next_bit(chunk->bits, nbits, start);
+		if (end - start > *best)
+			*best = end - start;
+		start = end;
+	}
+}
+
+/* The largest region that could be placed now (a snapshot). */
+u64 flex_mem_largest_free(struct flex_mem *mem)
+{
+	unsigned long best = 0;
+
+	gen_pool_for_each_chunk(mem->pool, largest_in_chunk, &best);
+	return (u64)best << FLEX_REGION_ALIGN_SHIFT;
+}
+
+/*
+ * The host page backing the device page at @phys, allocated (zeroed) on
+ * first touch. The caller holds the owning region's lock, which keeps the
+ * page from being freed under it. Returns ERR_PTR(-ENOSPC) past the
+ * backing cap.
+ */
+struct page *flex_mem_page(struct flex_mem *mem, u64 phys)
+{
+	unsigned long idx = (phys - mem->base) >> PAGE_SHIFT;
+	struct page *page, *old;
+
+	page = xa_load(&mem->pages, idx);
+	if (page)
+		return page;
+
+	if (atomic64_inc_return(&mem->resident_pages) > mem->backing_cap_pages) {
+		atomic64_dec(&mem->resident_pages);
+		pr_warn_ratelimited(FLEX_DRV_NAME ": backing cap of %llu bytes reached\n",
+				    mem->backing_cap_pages << PAGE_SHIFT);
+		return ERR_PTR(-ENOSPC);
+	}
+	page = alloc_page(GFP_HIGHUSER | __GFP_ZERO | __GFP_NOWARN);
+	if (!page) {
+		atomic64_dec(&mem->resident_pages);
+		return ERR_PTR(-ENOMEM);
+	}
+	old = xa_cmpxchg(&mem->pages, idx, NULL, page, GFP_KERNEL);
+	if (old) {
+		/* Lost a race with another toucher, or out of memory. */
+		__free_page(page);
+		atomic64_dec(&mem->resident_pages);
+		if (xa_is_err(old))
+			return ERR_PTR(xa_err(old));
+		return old;
+	}
+	return page;
+}
+
+/* Bytes of [phys, phys + size) backed by host pages now. */
+u64 flex_mem_resident(struct flex_mem *mem, u64 phys, u64 size)
+{
+	unsigned long first = (phys - mem->base) >> PAGE_SHIFT;
+	unsigned long last = first + (size >> PAGE_SHIFT) - 1;
+	unsigned long idx;
+	struct page *page;
+	u64 n = 0;
+
+	xa_for_each_range(&mem->pages, idx, page, first, last)
+		n++;
+	return n << PAGE_SHIFT;
+}

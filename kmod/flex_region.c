@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flex regions and lookup tables.
+ *
+ * A region is a contiguous range of device memory that one open file holds.
+ * On a VF the function's lookup table maps it, and the table index is the
+ * region_id userspace puts in VirtualAddresses; the table has a fixed number
+ * of entries (flex_params.lut_entries) shared by every opener of the VF. On
+ * the PF the region_id is the physical address, and the table is an index
+ * from address to region, capped at flex_params.pf_max_regions.
+ */
+#include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+#include "flex_drv.h"
+
+static unsigned long pf_table_key(const struct flex_device *fdev, u64 phys)
+{
+	return (phys - fdev->mem.base) >> FLEX_REGION_ALIGN_SHIFT;
+}
+
+/* Caller holds fdev->lock, or the region lives in an open file it owns. */
+struct flex_region *flex_fn_lookup(struct flex_fn *fn, u64 region_id)
+{
+	struct flex_mem *mem = &fn->fdev->mem;
+
+	if (fn->is_vf)
+		return region_id < fn->table_size ?
+			xa_load(&fn->table, region_id) : NULL;
+
+	if (region_id < mem->base || region_id - mem->base >= mem->capacity ||
+	    region_id & (FLEX_REGION_ALIGN - 1))
+		return NULL;
+	return xa_load(&fn->table, pf_table_key(fn->fdev, region_id));
+}
+
+/* Lookup restricted to the regions of one open file. */
+static struct flex_region *file_lookup(struct flex_file *ff, u64 region_id)
+{
+	struct flex_region *r = flex_fn_lookup(ff->fn, region_id);
+
+	return r && r->owner == ff ? r : NULL;
+}
+
+static int table_insert(struct flex_fn *fn, struct flex_region *r)
+{
+	u32 idx;
+	int err;
+
+	if (fn->nr_regions >= fn->table_size)
+		return -ENOSPC;
+
+	if (fn->is_vf) {
+		/* Lowest free entry, so a freed entry is the next one used. */
+		err = xa_alloc(&fn->table, &idx, r,
+			       XA_LIMIT(0, fn->table_size - 1), GFP_KERNEL);
+		if (err)
+			return err == -EBUSY ? -ENOSPC : err;
+		r->lut_index = idx;
+		r->region_id = idx;
+	} else {
+		err = xa_insert(&fn->table, pf_table_key(fn->fdev, r->phys), r,
+				GFP_KERNEL);
+		if (err)
+			return err;
+		r->lut_index = FLEX_NO_LUT_INDEX;
+		r->region_id = r->phys;
+	}
+	fn->nr_regions++;
+	return 0;
+}
+
+static void table_remove(struct flex_fn *fn, struct flex_region *r)
+{
+	xa_erase(&fn->table, fn->is_vf ? r->lut_index :
+		 pf_table_key(fn->fdev, r->phys));
+	fn->nr_regions--;
+}
+
+/*
+ * Tear a region down: out of the table (the device can no longer reach it),
+ * out of every mapping, backing freed, out of sysfs. Caller holds fdev->lock.
+ * The struct itself goes with the last reference (a mapping may hold one).
+ */
+static void region_destroy(struct flex_region *r)
+{
+	struct flex_device *fdev = r->fdev;
+
+	table_remove(r->fn, r);
+	xa_erase(&fdev->regions, r->handle);
+	list_del(&r->file_link);
+
+	down_write(&r->lock);
+	r->dead = true;
+	up_write(&r->lock);
+	unmap_mapping_range(fdev->inode->i_mapping, flex_region_mmap_offset(r),
+			    r->size, 1);
+
+	flex_mem_unplace(&fdev->mem, r->phys, r->size);
+	kobject_del(&r->kobj);
+	kobject_put(&r->kobj);
+}
+
+int flex_region_acquire(struct flex_file *ff, struct flex_region_acquire *args)
+{
+	struct flex_fn *fn = ff->fn;
+	struct flex_device *fdev = fn->fdev;
+	struct flex_region *r;
+	int err;
+
+	if (args->flags || args->pad || args->pad2)
+		return -EINVAL;
+	if (!args->size || args->size & (FLEX_REGION_ALIGN - 1))
+		return -EINVAL;
+	if (args->size > fdev->mem.capacity)
+		return -E2BIG;
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	kobject_init(&r->kobj, &flex_region_ktype);
+	init_rwsem(&r->lock);
+	r->fdev = fdev;
+	r->fn = fn;
+	r->owner = ff;
+	r->size = args->size;
+	r->owner_tgid = task_tgid_nr(current);
+	get_task_comm(r->owner_comm, current);
+
+	mutex_lock(&fdev->lock);
+	if (fn->nr_regions >= fn->table_size) {
+		err = -ENOSPC;
+		goto err_unlock;
+	}
+	r->phys = flex_mem_place(&fdev->mem, r->size);
+	if (!r->phys) {
+		err = -ENOMEM;
+		goto err_unlock;
+	}
+	err = table_insert(fn, r);
+	if (err)
+		goto err_unplace;
+	err = xa_alloc_cyclic(&fdev->regions, &r->handle, r,
+			      XA_LIMIT(1, FLEX_MAX_HANDLE), &fdev->next_handle,
+			      GFP_KERNEL);
+	if (err < 0)
+		goto err_untable;
+	err = kobject_add(&r->kobj, fdev->regions_kobj, "%u", r->handle);
+	if (err)
+		goto err_unhandle;
+	list_add_tail(&r->file_link, &ff->regions);
+	mutex_unlock(&fdev->lock);
+
+	args->region_id = r->region_id;
+	args->mmap_offset = flex_region_mmap_offset(r);
+	args->handle = r->handle;
+	args->lut_index = r->lut_index;
+	return 0;
+
+err_unhandle:
+	xa_erase(&fdev->regions, r->handle);
+err_untable:
+	table_remove(fn, r);
+err_unplace:
+	flex_mem_unplace(&fdev->mem, r->phys, r->size);
+err_unlock:
+	mutex_unlock(&fdev->lock);
+	kobject_put(&r->kobj);
+	return err;
+}
+
+int flex_region_release(struct flex_file *ff, struct flex_region_release *args)
+{
+	struct flex_device *fdev = ff->fn->fdev;
+	struct flex_region *r;
+	int err = 0;
+
+	if (args->flags || args->pad)
+		return -EINVAL;
+
+	mutex_lock(&fdev->lock);
+	r = file_lookup(ff, args->region_id);
+	if (r)
+		region_destroy(r);
+	else
+		err = -ENOENT;
+	mutex_unlock(&fdev->lock);
+	return err;
+}
+
+int flex_region_info(struct flex_file *ff, struct flex_region_info *args)
+{
+	struct flex_device *fdev = ff->fn->fdev;
+	struct flex_region *r;
+	int err = 0;
+
+	if (args->flags || args->pad || args->pad2)
+		return -EINVAL;
+
+	mutex_lock(&fdev->lock);
+	r = file_lookup(ff, args->region_id);
+	if (r) {
+		args->size = r->size;
+		args->mmap_offset = flex_region_mmap_offset(r);
+		args->handle = r->handle;
+		args->lut_index = r->lut_index;
+		args->resident = flex_mem_resident(&fdev->mem, r->phys, r->size);
+	} else {
+		err = -ENOENT;
+	}
+	mutex_unlock(&fdev->lock);
+	return err;
+}
+
+/* The file is closing (also when its process was killed). */
+void flex_file_release_regions(struct flex_file *ff)
+{
+	struct flex_device *fdev = ff->fn->fdev;
+	struct flex_region *r, *tmp;
+
+	mutex_lock(&fdev->lock);
+	list_for_each_entry_safe(r, tmp, &ff->regions, file_link)
+		region_destroy(r);
+	mutex_unlock(&fdev->lock);
+}
