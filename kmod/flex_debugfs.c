@@ -5,7 +5,10 @@
  *   /sys/kernel/debug/flex/flexN/<pf|vfM>/table
  *
  * one line per live entry: "<region_id> <phys> <size> <handle> <pid> <comm>",
- * in table order (VF: the index; PF: the physical address).
+ * in table order (VF: the index; PF: the physical address). And, for tests:
+ *
+ *   /sys/kernel/debug/flex/flexN/engines_paused  1 holds every CB queued
+ *   /sys/kernel/debug/flex/flexN/pinned_pages    user pages pinned for DMA
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -33,6 +36,31 @@ static int table_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(table);
 
+static int engines_paused_get(void *data, u64 *val)
+{
+	struct flex_device *fdev = data;
+
+	*val = READ_ONCE(fdev->engines_paused);
+	return 0;
+}
+
+static int engines_paused_set(void *data, u64 val)
+{
+	flex_sched_pause(data, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(engines_paused_fops, engines_paused_get,
+			 engines_paused_set, "%llu\n");
+
+static int pinned_pages_get(void *data, u64 *val)
+{
+	struct flex_device *fdev = data;
+
+	*val = atomic64_read(&fdev->pinned_pages);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(pinned_pages_fops, pinned_pages_get, NULL, "%llu\n");
+
 void flex_debugfs_init(void)
 {
 	flex_debugfs_root = debugfs_create_dir(FLEX_DRV_NAME, NULL);
@@ -49,6 +77,10 @@ void flex_debugfs_device_add(struct flex_device *fdev)
 
 	snprintf(name, sizeof(name), "flex%u", fdev->index);
 	fdev->debugfs = debugfs_create_dir(name, flex_debugfs_root);
+	debugfs_create_file_unsafe("engines_paused", 0644, fdev->debugfs, fdev,
+				   &engines_paused_fops);
+	debugfs_create_file_unsafe("pinned_pages", 0444, fdev->debugfs, fdev,
+				   &pinned_pages_fops);
 }
 
 void flex_debugfs_device_remove(struct flex_device *fdev)

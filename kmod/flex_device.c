@@ -190,11 +190,14 @@ int flex_device_create(unsigned int index, dev_t devt, struct flex_device **out)
 			    flex_params.backing_cap);
 	if (err)
 		goto err_free;
+	err = flex_sched_init(fdev);
+	if (err)
+		goto err_mem;
 
 	fdev->inode = flex_mapping_inode_new();
 	if (IS_ERR(fdev->inode)) {
 		err = PTR_ERR(fdev->inode);
-		goto err_mem;
+		goto err_sched;
 	}
 
 	pf = flex_fn_create(fdev, false, 0);
@@ -219,6 +222,8 @@ err_pf:
 	flex_fn_destroy(pf);
 err_inode:
 	flex_mapping_inode_put(fdev->inode);
+err_sched:
+	flex_sched_fini(fdev);
 err_mem:
 	flex_mem_fini(&fdev->mem);
 err_free:
@@ -236,6 +241,7 @@ void flex_device_destroy(struct flex_device *fdev)
 	flex_mapping_inode_put(fdev->inode);
 	WARN_ON(!xa_empty(&fdev->regions));
 	xa_destroy(&fdev->regions);
+	flex_sched_fini(fdev);
 	flex_mem_fini(&fdev->mem);
 	kfree(fdev);
 }

@@ -23,15 +23,20 @@
 
 #include <linux/cdev.h>
 #include <linux/device.h>
+#include <linux/dma-fence.h>
 #include <linux/kobject.h>
+#include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rwsem.h>
 #include <linux/sched.h>
 #include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 
 #include <linux/flex.h>
+#include <linux/flex_isa.h>
 
 #define FLEX_DRV_NAME		"flex"
 
@@ -83,6 +88,22 @@ struct flex_mem {
 };
 
 struct flex_fn;
+struct flex_device;
+
+/* The device's two engines; NOP and WAIT CBs run on whichever is free. */
+enum flex_engine_id {
+	FLEX_ENGINE_DMA,
+	FLEX_ENGINE_COMPUTE,
+	FLEX_NR_ENGINES,
+};
+
+struct flex_engine {
+	struct work_struct work;
+	struct flex_device *fdev;
+	enum flex_engine_id id;
+};
+
+#define FLEX_NR_PRIORITIES	(FLEX_QUEUE_PRIO_HIGH + 1)
 
 struct flex_device {
 	unsigned int index;
@@ -99,6 +120,14 @@ struct flex_device {
 	struct inode *inode;		/* shared mapping of every open file */
 	dev_t devt;			/* first minor of this device */
 	struct dentry *debugfs;
+
+	/* The scheduler: every queue of every file, by priority. */
+	spinlock_t sched_lock;
+	struct list_head sched_queues[FLEX_NR_PRIORITIES];
+	struct flex_engine engines[FLEX_NR_ENGINES];
+	struct workqueue_struct *wq;
+	bool engines_paused;		/* debugfs: hold CBs queued, for tests */
+	atomic64_t pinned_pages;	/* host pages pinned by queued DMA */
 };
 
 struct flex_fn {
@@ -124,6 +153,74 @@ struct flex_fn {
 struct flex_file {
 	struct flex_fn *fn;
 	struct list_head regions;	/* flex_region.file_link */
+	struct xarray queues;		/* queue_id -> flex_queue */
+	wait_queue_head_t poll_wq;	/* woken on every completion */
+	atomic64_t pinned_pages;	/* host pages pinned by queued DMA */
+};
+
+/* A CB's fault, as FLEX_IOCTL_QUEUE_STATUS reports it. */
+struct flex_fault {
+	u32 code;			/* FLEX_FAULT_* */
+	u32 insn;
+	struct flex_va addr;
+};
+
+struct flex_job;
+
+/*
+ * A queue. Its job list, counters and fault are guarded by
+ * flex_device.sched_lock; the kref is held by the file's table and by
+ * ioctls using the queue.
+ */
+struct flex_queue {
+	struct kref ref;
+	struct flex_file *ff;
+	struct flex_device *fdev;
+	u32 id;
+	u32 priority;
+	u32 depth;
+	u64 fence_context;
+	struct list_head sched_link;
+	struct list_head pending;	/* flex_job.link, not started */
+	struct flex_job *running;
+	u32 nr_jobs;			/* pending + running */
+	u64 submitted;
+	u64 completed;
+	u64 poll_mark;			/* completed, as last reported */
+	bool dying;
+	bool faulted;
+	struct flex_fault fault;
+	int fault_errno;
+	u64 fault_seqno;
+	u64 fault_user_data;
+	u32 fault_opcode;
+	wait_queue_head_t wq;		/* completions, room, idle */
+	/* Statistics. */
+	u64 stat_faults;
+};
+
+/*
+ * A submitted CB. The fence is first, so dma_fence_free() frees the job
+ * once the last fence reference is gone; everything else the job holds
+ * (region references, pinned pages, its dependency) is released when it
+ * completes or is cancelled.
+ */
+struct flex_job {
+	struct dma_fence fence;
+	spinlock_t lock;		/* the fence's */
+	struct flex_queue *q;
+	struct list_head link;
+	struct flex_cb cb;
+	enum flex_engine_id engine;	/* FLEX_NR_ENGINES: either */
+	struct flex_region *regions[1 + FLEX_NUM_SEGMENTS];
+	struct page **pages;		/* DMA: pinned user pages */
+	unsigned int npages;
+	unsigned int page_off;		/* host_ptr's offset in pages[0] */
+	struct dma_fence *dep;		/* WAIT: the CB waited for */
+	struct dma_fence_cb dep_cb;
+	bool dep_armed;
+	bool dep_failed;
+	struct flex_fault fault;	/* set by the engine */
 };
 
 struct flex_region {
@@ -163,12 +260,53 @@ u64 flex_mem_largest_free(struct flex_mem *mem);
 struct page *flex_mem_page(struct flex_mem *mem, u64 phys);
 u64 flex_mem_resident(struct flex_mem *mem, u64 phys, u64 size);
 
+int flex_mem_read(struct flex_mem *mem, u64 phys, void *buf, size_t len);
+int flex_mem_write(struct flex_mem *mem, u64 phys, const void *buf, size_t len);
+
 /* flex_region.c */
 int flex_region_acquire(struct flex_file *ff, struct flex_region_acquire *args);
 int flex_region_release(struct flex_file *ff, struct flex_region_release *args);
 int flex_region_info(struct flex_file *ff, struct flex_region_info *args);
 void flex_file_release_regions(struct flex_file *ff);
 struct flex_region *flex_fn_lookup(struct flex_fn *fn, u64 region_id);
+struct flex_region *flex_file_region_get(struct flex_file *ff, u64 region_id);
+void flex_region_put(struct flex_region *r);
+int flex_region_read(struct flex_region *r, u64 offset, void *buf, size_t len);
+int flex_region_write(struct flex_region *r, u64 offset, const void *buf, size_t len);
+
+/* flex_queue.c */
+struct flex_queue *flex_queue_get(struct flex_file *ff, u32 id);
+void flex_queue_free(struct kref *ref);
+void flex_file_init_queues(struct flex_file *ff);
+void flex_file_release_queues(struct flex_file *ff);
+int flex_queue_create(struct flex_file *ff, struct flex_queue_create *args);
+int flex_queue_destroy(struct flex_file *ff, struct flex_queue_op *args);
+int flex_queue_reset(struct flex_file *ff, struct flex_queue_op *args);
+int flex_queue_status(struct flex_file *ff, struct flex_queue_status *args);
+int flex_queue_wait(struct flex_file *ff, struct flex_wait *args);
+int flex_fence_export(struct flex_file *ff, struct flex_fence_export *args);
+__poll_t flex_queue_poll(struct flex_file *ff);
+
+/* flex_submit.c */
+int flex_submit(struct flex_file *ff, struct flex_submit *args);
+void flex_job_release_resources(struct flex_job *job);
+extern const struct dma_fence_ops flex_fence_ops;
+
+/* flex_sched.c */
+int flex_sched_init(struct flex_device *fdev);
+void flex_sched_fini(struct flex_device *fdev);
+void flex_sched_kick(struct flex_device *fdev);
+void flex_sched_pause(struct flex_device *fdev, bool pause);
+void flex_sched_add_queue(struct flex_queue *q);
+void flex_sched_remove_queue(struct flex_queue *q);
+void flex_sched_cancel_pending(struct flex_queue *q);
+int flex_job_fault(struct flex_job *job, int err, u64 region_id, u64 offset);
+
+/* flex_dma.c */
+int flex_dma_run(struct flex_job *job);
+
+/* flex_compute.c */
+int flex_compute_run(struct flex_job *job);
 
 /* flex_device.c */
 int flex_device_create(unsigned int index, dev_t devt, struct flex_device **out);

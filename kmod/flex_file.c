@@ -9,6 +9,7 @@
  */
 #include <linux/fs.h>
 #include <linux/module.h>
+#include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -36,6 +37,7 @@ static int flex_open(struct inode *inode, struct file *filp)
 
 	ff->fn = fn;
 	INIT_LIST_HEAD(&ff->regions);
+	flex_file_init_queues(ff);
 	filp->private_data = ff;
 	filp->f_mapping = fdev->inode->i_mapping;
 	return nonseekable_open(inode, filp);
@@ -46,6 +48,8 @@ static int flex_release(struct inode *inode, struct file *filp)
 	struct flex_file *ff = filp->private_data;
 	struct flex_fn *fn = ff->fn;
 
+	/* Queues first: their CBs hold references to the regions. */
+	flex_file_release_queues(ff);
 	flex_file_release_regions(ff);
 
 	mutex_lock(&fn->fdev->lock);
@@ -72,7 +76,7 @@ static int flex_ioctl_query(struct flex_file *ff, void *data)
 	q->mode = fn->is_vf ? FLEX_MODE_VF : FLEX_MODE_PF;
 	q->device_index = fdev->index;
 	q->vf_index = fn->vf_index;
-	q->capabilities = FLEX_CAP_SPARSE_MEMORY | FLEX_CAP_MMAP;
+	q->capabilities = FLEX_CAP_SPARSE_MEMORY | FLEX_CAP_MMAP | FLEX_CAP_QUEUES;
 	if (!fn->is_vf && fdev->total_vfs)
 		q->capabilities |= FLEX_CAP_SRIOV;
 	q->capacity = fdev->mem.capacity;
@@ -89,20 +93,22 @@ static int flex_ioctl_query(struct flex_file *ff, void *data)
 	return 0;
 }
 
-static int flex_ioctl_region_acquire(struct flex_file *ff, void *data)
-{
-	return flex_region_acquire(ff, data);
-}
+#define FLEX_IOCTL_FWD(name, fn, type)					\
+	static int name(struct flex_file *ff, void *data)		\
+	{								\
+		return fn(ff, (type *)data);				\
+	}
 
-static int flex_ioctl_region_release(struct flex_file *ff, void *data)
-{
-	return flex_region_release(ff, data);
-}
-
-static int flex_ioctl_region_info(struct flex_file *ff, void *data)
-{
-	return flex_region_info(ff, data);
-}
+FLEX_IOCTL_FWD(flex_ioctl_region_acquire, flex_region_acquire, struct flex_region_acquire)
+FLEX_IOCTL_FWD(flex_ioctl_region_release, flex_region_release, struct flex_region_release)
+FLEX_IOCTL_FWD(flex_ioctl_region_info, flex_region_info, struct flex_region_info)
+FLEX_IOCTL_FWD(flex_ioctl_queue_create, flex_queue_create, struct flex_queue_create)
+FLEX_IOCTL_FWD(flex_ioctl_queue_destroy, flex_queue_destroy, struct flex_queue_op)
+FLEX_IOCTL_FWD(flex_ioctl_queue_reset, flex_queue_reset, struct flex_queue_op)
+FLEX_IOCTL_FWD(flex_ioctl_queue_status, flex_queue_status, struct flex_queue_status)
+FLEX_IOCTL_FWD(flex_ioctl_submit, flex_submit, struct flex_submit)
+FLEX_IOCTL_FWD(flex_ioctl_wait, flex_queue_wait, struct flex_wait)
+FLEX_IOCTL_FWD(flex_ioctl_fence_export, flex_fence_export, struct flex_fence_export)
 
 struct flex_ioctl_desc {
 	unsigned int cmd;
@@ -116,6 +122,13 @@ static const struct flex_ioctl_desc flex_ioctls[] = {
 	FLEX_IOCTL(FLEX_IOCTL_REGION_ACQUIRE, flex_ioctl_region_acquire),
 	FLEX_IOCTL(FLEX_IOCTL_REGION_RELEASE, flex_ioctl_region_release),
 	FLEX_IOCTL(FLEX_IOCTL_REGION_INFO, flex_ioctl_region_info),
+	FLEX_IOCTL(FLEX_IOCTL_QUEUE_CREATE, flex_ioctl_queue_create),
+	FLEX_IOCTL(FLEX_IOCTL_QUEUE_DESTROY, flex_ioctl_queue_destroy),
+	FLEX_IOCTL(FLEX_IOCTL_QUEUE_RESET, flex_ioctl_queue_reset),
+	FLEX_IOCTL(FLEX_IOCTL_QUEUE_STATUS, flex_ioctl_queue_status),
+	FLEX_IOCTL(FLEX_IOCTL_SUBMIT, flex_ioctl_submit),
+	FLEX_IOCTL(FLEX_IOCTL_WAIT, flex_ioctl_wait),
+	FLEX_IOCTL(FLEX_IOCTL_FENCE_EXPORT, flex_ioctl_fence_export),
 };
 
 /* Large enough for the largest argument structure. */
@@ -159,6 +172,14 @@ static long flex_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	return 0;
 }
 
+static __poll_t flex_poll(struct file *filp, poll_table *wait)
+{
+	struct flex_file *ff = filp->private_data;
+
+	poll_wait(filp, &ff->poll_wq, wait);
+	return flex_queue_poll(ff);
+}
+
 const struct file_operations flex_fops = {
 	.owner = THIS_MODULE,
 	.open = flex_open,
@@ -166,5 +187,6 @@ const struct file_operations flex_fops = {
 	.unlocked_ioctl = flex_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = flex_mmap,
+	.poll = flex_poll,
 	.llseek = no_llseek,
 };

@@ -9,6 +9,7 @@
  * backing beyond flex_params.backing_cap is refused (the access faults).
  */
 #include <linux/genalloc.h>
+#include <linux/highmem.h>
 #include <linux/gfp.h>
 #include <linux/mm.h>
 #include <linux/printk.h>
@@ -153,4 +154,45 @@ u64 flex_mem_resident(struct flex_mem *mem, u64 phys, u64 size)
 	xa_for_each_range(&mem->pages, idx, page, first, last)
 		n++;
 	return n << PAGE_SHIFT;
+}
+
+/*
+ * Engine access to device memory. The caller holds the owning region's
+ * lock for reading and has checked the range against the region.
+ */
+int flex_mem_read(struct flex_mem *mem, u64 phys, void *buf, size_t len)
+{
+	while (len) {
+		size_t off = offset_in_page(phys);
+		size_t n = min_t(size_t, len, PAGE_SIZE - off);
+		struct page *page = xa_load(&mem->pages,
+					    (phys - mem->base) >> PAGE_SHIFT);
+
+		/* Untouched device memory reads as zeros, and stays unbacked. */
+		if (page)
+			memcpy_from_page(buf, page, off, n);
+		else
+			memset(buf, 0, n);
+		buf += n;
+		phys += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int flex_mem_write(struct flex_mem *mem, u64 phys, const void *buf, size_t len)
+{
+	while (len) {
+		size_t off = offset_in_page(phys);
+		size_t n = min_t(size_t, len, PAGE_SIZE - off);
+		struct page *page = flex_mem_page(mem, phys);
+
+		if (IS_ERR(page))
+			return PTR_ERR(page);
+		memcpy_to_page(page, off, buf, n);
+		buf += n;
+		phys += n;
+		len -= n;
+	}
+	return 0;
 }

@@ -224,3 +224,58 @@ void flex_file_release_regions(struct flex_file *ff)
 		region_destroy(r);
 	mutex_unlock(&fdev->lock);
 }
+
+/*
+ * A reference to one of the file's regions, for work queued on the device:
+ * the region may be released meanwhile, which the engines see as dead.
+ */
+struct flex_region *flex_file_region_get(struct flex_file *ff, u64 region_id)
+{
+	struct flex_device *fdev = ff->fn->fdev;
+	struct flex_region *r;
+
+	mutex_lock(&fdev->lock);
+	r = file_lookup(ff, region_id);
+	if (r)
+		kobject_get(&r->kobj);
+	mutex_unlock(&fdev->lock);
+	return r;
+}
+
+void flex_region_put(struct flex_region *r)
+{
+	if (r)
+		kobject_put(&r->kobj);
+}
+
+/*
+ * Engine access to a region: -ENXIO once it was released, -ERANGE outside
+ * it, -ENOSPC past the backing cap.
+ */
+static int region_access(struct flex_region *r, u64 offset, void *buf,
+			 size_t len, bool write)
+{
+	int err;
+
+	if (offset > r->size || len > r->size - offset)
+		return -ERANGE;
+	down_read(&r->lock);
+	if (r->dead)
+		err = -ENXIO;
+	else if (write)
+		err = flex_mem_write(&r->fdev->mem, r->phys + offset, buf, len);
+	else
+		err = flex_mem_read(&r->fdev->mem, r->phys + offset, buf, len);
+	up_read(&r->lock);
+	return err;
+}
+
+int flex_region_read(struct flex_region *r, u64 offset, void *buf, size_t len)
+{
+	return region_access(r, offset, buf, len, false);
+}
+
+int flex_region_write(struct flex_region *r, u64 offset, const void *buf, size_t len)
+{
+	return region_access(r, offset, (void *)buf, len, true);
+}

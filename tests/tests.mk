@@ -11,7 +11,7 @@ KSFT_SRCS	:= $(wildcard tests/kselftest/*.c)
 KSFT_BINS	:= $(patsubst tests/kselftest/%.c,$(KSFT_DIR)/%,$(KSFT_SRCS))
 KSFT_HARNESS	 = $(shell tools/kernel-source --selftest)
 KSFT_COMMON	:= $(wildcard tests/kselftest/*.h)
-VM_FLAGS	?= --param backing_cap=64M
+VM_FLAGS	?= --param backing_cap=128M
 
 .PHONY: kselftests check-vm
 

@@ -13,10 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/flex.h>
+#include <linux/flex_isa.h>
 
 #define FLEX_PF		"/dev/flex0"
 #define FLEX_SYSFS	"/sys/class/flex/flex0"
@@ -124,6 +127,141 @@ static inline int set_numvfs(unsigned int n)
 
 	snprintf(v, sizeof(v), "%u", n);
 	return sysfs_write(FLEX_SYSFS "/sriov_numvfs", v);
+}
+
+/* Queues and CBs. */
+
+static inline int queue_create(int fd, __u32 prio, __u32 depth)
+{
+	struct flex_queue_create c = { .priority = prio, .depth = depth };
+	int err = flex_ioctl(fd, FLEX_IOCTL_QUEUE_CREATE, &c);
+
+	return err ? err : (int)c.queue_id;
+}
+
+static inline int queue_destroy(int fd, __u32 q)
+{
+	struct flex_queue_op op = { .queue_id = q };
+
+	return flex_ioctl(fd, FLEX_IOCTL_QUEUE_DESTROY, &op);
+}
+
+static inline int queue_reset(int fd, __u32 q)
+{
+	struct flex_queue_op op = { .queue_id = q };
+
+	return flex_ioctl(fd, FLEX_IOCTL_QUEUE_RESET, &op);
+}
+
+static inline int submit(int fd, __u32 q, const struct flex_cb *cbs, __u32 n,
+			 __u32 flags, __u64 *seqno)
+{
+	struct flex_submit s = {
+		.cbs_ptr = (__u64)(unsigned long)cbs, .count = n,
+		.queue_id = q, .flags = flags,
+	};
+	int err = flex_ioctl(fd, FLEX_IOCTL_SUBMIT, &s);
+
+	if (!err && seqno)
+		*seqno = s.seqno;
+	return err;
+}
+
+static inline __s64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Waits with a relative timeout (ms; 0 polls). */
+static inline int wait_seq(int fd, __u32 q, __u64 seqno, int ms)
+{
+	struct flex_wait w = {
+		.queue_id = q, .seqno = seqno,
+		.timeout_ns = ms ? now_ns() + ms * 1000000LL : 0,
+	};
+
+	return flex_ioctl(fd, FLEX_IOCTL_WAIT, &w);
+}
+
+static inline struct flex_queue_status queue_status(int fd, __u32 q)
+{
+	struct flex_queue_status s = { .queue_id = q };
+
+	if (flex_ioctl(fd, FLEX_IOCTL_QUEUE_STATUS, &s))
+		memset(&s, 0xff, sizeof(s));
+	return s;
+}
+
+static inline struct flex_cb cb_dma(int to_device, const void *host, __u64 region_id,
+				    __u64 offset, __u64 size)
+{
+	struct flex_cb cb = {
+		.opcode = to_device ? FLEX_CB_DMA_TO_DEVICE : FLEX_CB_DMA_FROM_DEVICE,
+		.dma = { .host_ptr = (__u64)(unsigned long)host,
+			 .dev = { region_id, offset }, .size = size },
+	};
+	return cb;
+}
+
+static inline struct flex_cb cb_wait(__u32 q, __u64 seqno)
+{
+	struct flex_cb cb = { .opcode = FLEX_CB_WAIT, .wait = { .queue_id = q, .seqno = seqno } };
+
+	return cb;
+}
+
+/* Runs one CB on queue q and waits for it (10 s). */
+static inline int run_cb(int fd, __u32 q, struct flex_cb cb)
+{
+	__u64 seq;
+	int err = submit(fd, q, &cb, 1, 0, &seq);
+
+	return err ? err : wait_seq(fd, q, seq, 10000);
+}
+
+/* debugfs: hold every CB queued (1) or let the engines run (0). */
+static inline int engines_pause(int on)
+{
+	return sysfs_write("/sys/kernel/debug/flex/flex0/engines_paused", on ? "1" : "0");
+}
+
+/* Programs: a header and up to 64 instructions, built in memory. */
+struct prog {
+	struct flex_prog_header h;
+	struct flex_insn insn[64];
+};
+
+static inline void prog_init(struct prog *p, __u32 n_slots)
+{
+	memset(p, 0, sizeof(*p));
+	p->h.magic = FLEX_PROG_MAGIC;
+	p->h.version = FLEX_PROG_VERSION;
+	p->h.n_slots = n_slots;
+}
+
+static inline struct flex_insn *prog_emit(struct prog *p, __u8 op, __u8 dtype,
+					  __u16 flags, int nargs, ...)
+{
+	struct flex_insn *in = &p->insn[p->h.n_insns++];
+	va_list ap;
+	int i;
+
+	in->op = op;
+	in->dtype = dtype;
+	in->flags = flags;
+	va_start(ap, nargs);
+	for (i = 0; i < nargs; i++)
+		in->arg[i] = va_arg(ap, __u64);
+	va_end(ap);
+	return in;
+}
+
+static inline size_t prog_size(const struct prog *p)
+{
+	return sizeof(p->h) + p->h.n_insns * sizeof(p->insn[0]);
 }
 
 #endif /* FLEX_TEST_H */

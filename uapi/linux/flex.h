@@ -37,6 +37,7 @@
 #define FLEX_CAP_SPARSE_MEMORY	(1ULL << 0)	/* backing allocated on touch */
 #define FLEX_CAP_MMAP		(1ULL << 1)	/* regions can be mmap()ed */
 #define FLEX_CAP_SRIOV		(1ULL << 2)	/* the device has VFs to enable */
+#define FLEX_CAP_QUEUES		(1ULL << 3)	/* queues, DMA and compute CBs */
 
 /* lut_index of a region that no lookup table maps (PF regions). */
 #define FLEX_NO_LUT_INDEX	0xffffffffU
@@ -149,10 +150,226 @@ struct flex_region_info {
 	__u64 resident;
 };
 
+/*
+ * Queues and control blocks.
+ *
+ * A queue is one FIFO of control blocks (CBs) on the device. CBs of one
+ * queue run in submission order, one at a time; queues are independent, and
+ * the device's DMA engine and compute engine each run a CB of a different
+ * queue at the same time. Every CB gets the next sequence number of its
+ * queue (the first is 1); completion is "every CB up to seqno has run".
+ *
+ * Errors are sticky, as in CUDA: when a CB faults, its queue records the
+ * fault (FLEX_IOCTL_QUEUE_STATUS), every later CB on it is cancelled without
+ * running, submission is refused with -EIO, and waits for the faulted CB or
+ * any later one return the fault's errno, until FLEX_IOCTL_QUEUE_RESET.
+ * Other queues are unaffected.
+ */
+
+/* Queue priorities: an engine always picks the highest ready queue. */
+#define FLEX_QUEUE_PRIO_LOW	0
+#define FLEX_QUEUE_PRIO_NORMAL	1
+#define FLEX_QUEUE_PRIO_HIGH	2
+
+#define FLEX_QUEUE_MAX_DEPTH	1024	/* CBs queued and running, at most */
+#define FLEX_QUEUE_DEFAULT_DEPTH 256
+#define FLEX_MAX_QUEUES		64	/* per open file */
+#define FLEX_SUBMIT_MAX_CBS	256	/* per FLEX_IOCTL_SUBMIT */
+#define FLEX_DMA_MAX_SIZE	(256ULL << 20)	/* per DMA CB */
+
+/* The RFC's VirtualAddress: a region (by its region_id) and an offset. */
+struct flex_va {
+	__u64 region_id;
+	__u64 offset;
+};
+
+/* CB opcodes. */
+#define FLEX_CB_NOP		0	/* completes at once (fences, tests) */
+#define FLEX_CB_DMA_TO_DEVICE	1	/* host memory -> device memory */
+#define FLEX_CB_DMA_FROM_DEVICE	2	/* device memory -> host memory */
+#define FLEX_CB_COMPUTE		3	/* run a program (flex_isa.h) */
+#define FLEX_CB_WAIT		4	/* wait for a CB of another queue */
+
+/*
+ * DMA: @size bytes between the user memory at @host_ptr and the device
+ * memory at @dev. The user pages are pinned at submission and unpinned when
+ * the CB completes or is cancelled; the copy happens in the DMA engine. A
+ * range that leaves its region is refused at submission (-ERANGE).
+ */
+struct flex_cb_dma {
+	__u64 host_ptr;
+	struct flex_va dev;
+	__u64 size;		/* 1 .. FLEX_DMA_MAX_SIZE */
+};
+
+/* Wait until CB @seqno of queue @queue_id (same open file) has completed. */
+struct flex_cb_wait {
+	__u32 queue_id;
+	__u32 pad;
+	__u64 seqno;
+};
+
+#define FLEX_NUM_SEGMENTS	8
+#define FLEX_SEGMENT_CORRECTION	7	/* holds the correction tensor at 0 */
+
+/*
+ * Compute: run the program at @program (header and instructions, see
+ * flex_isa.h) with the segment table @segments: segment i starts at
+ * device address segments[i] and ends where its region ends. Only segments
+ * whose bit is set in @segment_mask exist; an operand naming another one
+ * faults. Segment 7 holds the correction tensor at offset 0.
+ */
+struct flex_cb_compute {
+	struct flex_va program;
+	__u32 segment_mask;
+	__u32 pad;
+	struct flex_va segments[FLEX_NUM_SEGMENTS];
+};
+
+/*
+ * struct flex_cb - one control block.
+ * @opcode:	FLEX_CB_*.
+ * @flags:	must be 0.
+ * @user_data:	opaque to the driver; reported with a fault, so a runtime can
+ *		name the job and step that failed.
+ */
+struct flex_cb {
+	__u32 opcode;
+	__u32 flags;
+	__u64 user_data;
+	union {
+		struct flex_cb_dma dma;
+		struct flex_cb_wait wait;
+		struct flex_cb_compute compute;
+		__u64 raw[19];
+	};
+};
+
+/* Fault codes (flex_queue_status.fault_code) and the errno each gives. */
+#define FLEX_FAULT_NONE		0
+#define FLEX_FAULT_UNMAPPED	1	/* -ENXIO: region gone or not in table */
+#define FLEX_FAULT_OUT_OF_BOUNDS 2	/* -ERANGE: access leaves its region/segment */
+#define FLEX_FAULT_BAD_PROGRAM	3	/* -ENOEXEC: malformed program */
+#define FLEX_FAULT_BACKING	4	/* -ENOSPC: device memory backing cap */
+#define FLEX_FAULT_HOST		5	/* -ENOMEM: host memory for the engine */
+#define FLEX_FAULT_DEPENDENCY	6	/* -EPIPE: a waited-for CB failed */
+#define FLEX_FAULT_LIMIT	7	/* -E2BIG: operation beyond device limits */
+
+/*
+ * struct flex_queue_create - FLEX_IOCTL_QUEUE_CREATE.
+ * @priority:	in, FLEX_QUEUE_PRIO_*.
+ * @depth:	in, CBs the queue holds (queued and running); 0 for
+ *		FLEX_QUEUE_DEFAULT_DEPTH, at most FLEX_QUEUE_MAX_DEPTH.
+ * @flags:	in, must be 0.
+ * @queue_id:	out.
+ *
+ * Errors: -EINVAL priority, depth or flags; -ENOSPC FLEX_MAX_QUEUES reached.
+ */
+struct flex_queue_create {
+	__u32 priority;
+	__u32 depth;
+	__u32 flags;
+	__u32 queue_id;
+};
+
+/*
+ * struct flex_queue_op - FLEX_IOCTL_QUEUE_DESTROY and FLEX_IOCTL_QUEUE_RESET.
+ * Destroy cancels the queued CBs (unpinning their memory), waits for the one
+ * running and frees the queue. Reset clears a sticky fault; the queue must
+ * be idle (-EBUSY otherwise). Errors: -EINVAL flags; -ENOENT no such queue.
+ */
+struct flex_queue_op {
+	__u32 queue_id;
+	__u32 flags;
+};
+
+/*
+ * struct flex_submit - FLEX_IOCTL_SUBMIT: queue @count CBs in one call.
+ * @cbs_ptr:	in, user pointer to @count struct flex_cb.
+ * @count:	in, 1 .. FLEX_SUBMIT_MAX_CBS.
+ * @queue_id:	in.
+ * @flags:	in, FLEX_SUBMIT_BLOCK or 0.
+ * @pad:	must be 0.
+ * @seqno:	out, sequence number of the last CB.
+ *
+ * All or nothing: every CB is validated (and its memory pinned) before any
+ * is queued. Errors: -EINVAL a CB's opcode, flags or padding, a zero or
+ * too large DMA, a wait on its own queue or on a CB not submitted yet;
+ * -ENOENT a region_id or queue_id that does not exist; -ERANGE a DMA
+ * leaving its region; -EFAULT bad pointers; -EAGAIN the queue has no room
+ * for @count more CBs (without FLEX_SUBMIT_BLOCK); -EIO the queue is
+ * faulted; -EINTR interrupted while blocking.
+ */
+struct flex_submit {
+	__u64 cbs_ptr;
+	__u32 count;
+	__u32 queue_id;
+	__u32 flags;
+	__u32 pad;
+	__u64 seqno;
+};
+#define FLEX_SUBMIT_BLOCK	(1U << 0)	/* wait for room instead of -EAGAIN */
+
+/*
+ * struct flex_wait - FLEX_IOCTL_WAIT: wait for CB @seqno of a queue.
+ * @timeout_ns:	absolute CLOCK_MONOTONIC time; 0 polls.
+ *
+ * Returns 0 when every CB up to @seqno completed without fault; -ETIMEDOUT;
+ * -EINTR (interruptible; restartable); the fault's errno (see FLEX_FAULT_*)
+ * when CB @seqno or an earlier one faulted since the last reset; -EINVAL
+ * flags, padding or a @seqno not submitted yet; -ENOENT no such queue.
+ */
+struct flex_wait {
+	__u32 queue_id;
+	__u32 flags;
+	__u64 seqno;
+	__s64 timeout_ns;
+};
+
+/*
+ * struct flex_queue_status - FLEX_IOCTL_QUEUE_STATUS: a queue's progress and
+ * its sticky fault. Reading it acknowledges completions for poll().
+ */
+struct flex_queue_status {
+	__u32 queue_id;		/* in */
+	__u32 flags;		/* in, must be 0 */
+	__u64 submitted;	/* out, last seqno submitted */
+	__u64 completed;	/* out, last seqno completed (or cancelled) */
+	__u32 priority;		/* out */
+	__u32 depth;		/* out */
+	__u32 fault_code;	/* out, FLEX_FAULT_* of the sticky fault */
+	__s32 fault_errno;	/* out, its negative errno */
+	__u64 fault_seqno;	/* out, the CB that faulted */
+	__u64 fault_user_data;	/* out, that CB's user_data */
+	__u32 fault_opcode;	/* out, that CB's opcode */
+	__u32 fault_insn;	/* out, instruction index (compute) */
+	struct flex_va fault_addr; /* out, the device address that faulted */
+};
+
+/*
+ * struct flex_fence_export - FLEX_IOCTL_FENCE_EXPORT: a sync_file fd that
+ * signals when CB @seqno of the queue completes (poll() it, or hand it to
+ * anything that takes sync_files).
+ * Errors: as FLEX_IOCTL_WAIT for the arguments; -EMFILE and the like.
+ */
+struct flex_fence_export {
+	__u32 queue_id;
+	__u32 flags;
+	__u64 seqno;
+	__s32 fd;		/* out */
+	__u32 pad;
+};
+
 #define FLEX_IOCTL_QUERY	  _IOWR(FLEX_IOCTL_BASE, 0x00, struct flex_query)
 #define FLEX_IOCTL_REGION_ACQUIRE _IOWR(FLEX_IOCTL_BASE, 0x01, struct flex_region_acquire)
 #define FLEX_IOCTL_REGION_RELEASE _IOW(FLEX_IOCTL_BASE, 0x02, struct flex_region_release)
 #define FLEX_IOCTL_REGION_INFO	  _IOWR(FLEX_IOCTL_BASE, 0x03, struct flex_region_info)
-/* 0x10-0x2f are reserved for queues and submission. */
+#define FLEX_IOCTL_QUEUE_CREATE	  _IOWR(FLEX_IOCTL_BASE, 0x10, struct flex_queue_create)
+#define FLEX_IOCTL_QUEUE_DESTROY  _IOW(FLEX_IOCTL_BASE, 0x11, struct flex_queue_op)
+#define FLEX_IOCTL_QUEUE_RESET	  _IOW(FLEX_IOCTL_BASE, 0x12, struct flex_queue_op)
+#define FLEX_IOCTL_QUEUE_STATUS	  _IOWR(FLEX_IOCTL_BASE, 0x13, struct flex_queue_status)
+#define FLEX_IOCTL_SUBMIT	  _IOWR(FLEX_IOCTL_BASE, 0x14, struct flex_submit)
+#define FLEX_IOCTL_WAIT		  _IOW(FLEX_IOCTL_BASE, 0x15, struct flex_wait)
+#define FLEX_IOCTL_FENCE_EXPORT	  _IOWR(FLEX_IOCTL_BASE, 0x16, struct flex_fence_export)
 
 #endif /* _UAPI_LINUX_FLEX_H */

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flex queues: creation, destruction, sticky faults, waits, fences, poll.
+ *
+ * Queues belong to the open file (ff->queues) and are destroyed with it:
+ * their queued CBs are cancelled and their pinned memory released, the CB
+ * running on an engine is waited for. Completion is tracked per queue as
+ * "every CB up to seqno has run"; each CB also has a dma_fence, which is
+ * what WAIT CBs, waiters and exported sync_files wait on.
+ */
+#include <linux/dma-fence.h>
+#include <linux/file.h>
+#include <linux/jiffies.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/sync_file.h>
+
+#include "flex_drv.h"
+
+void flex_queue_free(struct kref *ref)
+{
+	kfree(container_of(ref, struct flex_queue, ref));
+}
+
+struct flex_queue *flex_queue_get(struct flex_file *ff, u32 id)
+{
+	struct flex_queue *q;
+
+	xa_lock(&ff->queues);
+	q = xa_load(&ff->queues, id);
+	if (q)
+		kref_get(&q->ref);
+	xa_unlock(&ff->queues);
+	return q;
+}
+
+void flex_file_init_queues(struct flex_file *ff)
+{
+	xa_init_flags(&ff->queues, XA_FLAGS_ALLOC1);
+	init_waitqueue_head(&ff->poll_wq);
+	atomic64_set(&ff->pinned_pages, 0);
+}
+
+int flex_queue_create(struct flex_file *ff, struct flex_queue_create *args)
+{
+	struct flex_device *fdev = ff->fn->fdev;
+	struct flex_queue *q;
+	int err;
+
+	if (args->flags || args->priority > FLEX_QUEUE_PRIO_HIGH ||
+	    args->depth > FLEX_QUEUE_MAX_DEPTH)
+		return -EINVAL;
+
+	q = kzalloc(sizeof(*q), GFP_KERNEL);
+	if (!q)
+		return -ENOMEM;
+	kref_init(&q->ref);
+	q->ff = ff;
+	q->fdev = fdev;
+	q->priority = args->priority;
+	q->depth = args->depth ?: FLEX_QUEUE_DEFAULT_DEPTH;
+	q->fence_context = dma_fence_context_alloc(1);
+	INIT_LIST_HEAD(&q->pending);
+	init_waitqueue_head(&q->wq);
+
+	err = xa_alloc(&ff->queues, &q->id, q, XA_LIMIT(1, FLEX_MAX_QUEUES),
+		       GFP_KERNEL);
+	if (err) {
+		kfree(q);
+		return err == -EBUSY ? -ENOSPC : err;
+	}
+	flex_sched_add_queue(q);
+	args->queue_id = q->id;
+	return 0;
+}
+
+static bool queue_idle(struct flex_queue *q)
+{
+	bool idle;
+
+	spin_lock(&q->fdev->sched_lock);
+	idle = !q->running;
+	spin_unlock(&q->fdev->sched_lock);
+	return idle;
+}
+
+/* The queue is out of the file's table: cancel, drain, unlink, put. */
+static void queue_teardown(struct flex_queue *q)
+{
+	spin_lock(&q->fdev->sched_lock);
+	q->dying = true;
+	spin_unlock(&q->fdev->sched_lock);
+	wake_up_all(&q->wq);	/* blocked submitters give up */
+
+	flex_sched_cancel_pending(q);
+	/* A running CB is bounded work: DMA of FLEX_DMA_MAX_SIZE, ISA limits. */
+	wait_event(q->wq, queue_idle(q));
+	flex_sched_remove_queue(q);
+	kref_put(&q->ref, flex_queue_free);
+}
+
+int flex_queue_destroy(struct flex_file *ff, struct flex_queue_op *args)
+{
+	struct flex_queue *q;
+
+	if (args->flags)
+		return -EINVAL;
+	q = xa_erase(&ff->queues, args->queue_id);
+	if (!q)
+		return -ENOENT;
+	queue_teardown(q);
+	return 0;
+}
+
+void flex_file_release_queues(struct flex_file *ff)
+{
+	struct flex_queue *q;
+	unsigned long id;
+
+	xa_for_each(&ff->queues, id, q) {
+		xa_erase(&ff->queues, id);
+		queue_teardown(q);
+	}
+	xa_destroy(&ff->queues);
+}
+
+int flex_queue_reset(struct flex_file *ff, struct flex_queue_op *args)
+{
+	struct flex_queue *q;
+	int err = 0;
+
+	if (args->flags)
+		return -EINVAL;
+	q = flex_queue_get(ff, args->queue_id);
+	if (!q)
+		return -ENOENT;
+	spin_lock(&q->fdev->sched_lock);
+	if (q->nr_jobs) {
+		err = -EBUSY;
+	} else {
+		q->faulted = false;
+		memset(&q->fault, 0, sizeof(q->fault));
+		q->fault_errno = 0;
+		q->fault_seqno = 0;
+		q->fault_user_data = 0;
+		q->fault_opcode = 0;
+	}
+	spin_unlock(&q->fdev->sched_lock);
+	kref_put(&q->ref, flex_queue_free);
+	return err;
+}
+
+int flex_queue_status(struct flex_file *ff, struct flex_queue_status *s)
+{
+	struct flex_queue *q;
+
+	if (s->flags)
+		return -EINVAL;
+	q = flex_queue_get(ff, s->queue_id);
+	if (!q)
+		return -ENOENT;
+	spin_lock(&q->fdev->sched_lock);
+	s->submitted = q->submitted;
+	s->completed = q->completed;
+	s->priority = q->priority;
+	s->depth = q->depth;
+	s->fault_code = q->faulted ? q->fault.code : FLEX_FAULT_NONE;
+	s->fault_errno = q->faulted ? q->fault_errno : 0;
+	s->fault_seqno = q->fault_seqno;
+	s->fault_user_data = q->fault_user_data;
+	s->fault_opcode = q->fault_opcode;
+	s->fault_insn = q->fault.insn;
+	s->fault_addr = q->fault.addr;
+	q->poll_mark = q->completed;
+	spin_unlock(&q->fdev->sched_lock);
+	kref_put(&q->ref, flex_queue_free);
+	return 0;
+}
+
+/*
+ * Where CB @seqno stands. Returns 1 and its result in *result when it has
+ * completed; 0 and a reference to its fence when it has not; -errno.
+ * Caller holds sched_lock.
+ */
+static int seqno_state(struct flex_queue *q, u64 seqno, int *result,
+		       struct dma_fence **fence)
+{
+	struct flex_job *j;
+
+	if (!seqno || seqno > q->submitted)
+		return -EINVAL;
+	if (seqno <= q->completed) {
+		*result = q->faulted && q->fault_seqno <= seqno ? q->fault_errno : 0;
+		return 1;
+	}
+	if (q->running && q->running->fence.seqno == seqno) {
+		*fence = dma_fence_get(&q->running->fence);
+		return 0;
+	}
+	list_for_each_entry(j, &q->pending, link) {
+		if (j->fence.seqno == seqno) {
+			*fence = dma_fence_get(&j->fence);
+			return 0;
+		}
+	}
+	return -ECANCELED;	/* the queue is being destroyed */
+}
+
+static long abs_timeout_to_jiffies(s64 timeout_ns)
+{
+	s64 left = timeout_ns - ktime_get_ns();
+
+	if (left <= 0)
+		return 0;
+	return min_t(u64, nsecs_to_jiffies64(left) + 1, MAX_SCHEDULE_TIMEOUT - 1);
+}
+
+int flex_queue_wait(struct flex_file *ff, struct flex_wait *args)
+{
+	struct dma_fence *fence = NULL;
+	struct flex_queue *q;
+	int state, result = 0;
+	long left;
+
+	if (args->flags)
+		return -EINVAL;
+	q = flex_queue_get(ff, args->queue_id);
+	if (!q)
+		return -ENOENT;
+
+	for (;;) {
+		spin_lock(&q->fdev->sched_lock);
+		state = seqno_state(q, args->seqno, &result, &fence);
+		if (state == 1)
+			q->poll_mark = max(q->poll_mark, args->seqno);
+		spin_unlock(&q->fdev->sched_lock);
+		if (state < 0) {
+			result = state;
+			break;
+		}
+		if (state == 1)
+			break;
+
+		left = args->timeout_ns ? abs_timeout_to_jiffies(args->timeout_ns) : 0;
+		left = left ? dma_fence_wait_timeout(fence, true, left) : 0;
+		dma_fence_put(fence);
+		if (left < 0) {
+			result = left;	/* -ERESTARTSYS: restarted, the deadline is absolute */
+			break;
+		}
+		if (!left) {
+			result = -ETIMEDOUT;
+			break;
+		}
+	}
+	kref_put(&q->ref, flex_queue_free);
+	return result;
+}
+
+int flex_fence_export(struct flex_file *ff, struct flex_fence_export *args)
+{
+	struct dma_fence *fence = NULL;
+	struct sync_file *sync;
+	struct flex_queue *q;
+	int state, result, fd;
+
+	if (args->flags || args->pad)
+		return -EINVAL;
+	q = flex_queue_get(ff, args->queue_id);
+	if (!q)
+		return -ENOENT;
+	spin_lock(&q->fdev->sched_lock);
+	state = seqno_state(q, args->seqno, &result, &fence);
+	spin_unlock(&q->fdev->sched_lock);
+	kref_put(&q->ref, flex_queue_free);
+	if (state < 0)
+		return state;
+	if (state == 1) {
+		/* Completed and its fence may be gone: a signalled stand-in. */
+		fence = dma_fence_allocate_private_stub(ktime_get());
+		if (!fence)
+			return -ENOMEM;
+	}
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0) {
+		dma_fence_put(fence);
+		return fd;
+	}
+	sync = sync_file_create(fence);
+	dma_fence_put(fence);
+	if (!sync) {
+		put_unused_fd(fd);
+		return -ENOMEM;
+	}
+	fd_install(fd, sync->file);
+	args->fd = fd;
+	return 0;
+}
+
+/*
+ * poll(): EPOLLIN when a queue of this file completed CBs not yet reported
+ * by FLEX_IOCTL_QUEUE_STATUS or FLEX_IOCTL_WAIT; EPOLLPRI as well when a
+ * queue holds a sticky fault.
+ */
+__poll_t flex_queue_poll(struct flex_file *ff)
+{
+	struct flex_device *fdev = ff->fn->fdev;
+	struct flex_queue *q;
+	unsigned long id;
+	__poll_t mask = 0;
+
+	xa_lock(&ff->queues);
+	spin_lock(&fdev->sched_lock);
+	xa_for_each(&ff->queues, id, q) {
+		if (q->completed > q->poll_mark)
+			mask |= EPOLLIN | EPOLLRDNORM;
+		if (q->faulted)
+			mask |= EPOLLPRI;
+	}
+	spin_unlock(&fdev->sched_lock);
+	xa_unlock(&ff->queues);
+	return mask;
+}

@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flex submission: FLEX_IOCTL_SUBMIT turns a batch of user CBs into jobs.
+ *
+ * All or nothing: every CB is copied, validated and prepared (regions
+ * referenced, DMA pages pinned, WAIT dependencies found) before any of them
+ * is queued; one bad CB fails the batch and undoes the rest. What can be
+ * checked now is refused now (a DMA leaving its region, an unknown region);
+ * what only the device can see (program contents, operand addresses, a
+ * region released meanwhile) faults the CB when it runs.
+ */
+#include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "flex_drv.h"
+
+/* Host memory one open file may have pinned for queued DMA at once. */
+#define FLEX_MAX_PINNED_PAGES	((512ULL << 20) >> PAGE_SHIFT)
+
+static const char *flex_fence_driver_name(struct dma_fence *fence)
+{
+	return FLEX_DRV_NAME;
+}
+
+static const char *flex_fence_timeline_name(struct dma_fence *fence)
+{
+	return "queue";
+}
+
+const struct dma_fence_ops flex_fence_ops = {
+	.get_driver_name = flex_fence_driver_name,
+	.get_timeline_name = flex_fence_timeline_name,
+};
+
+void flex_job_release_resources(struct flex_job *job)
+{
+	unsigned int i;
+
+	if (job->pages) {
+		unpin_user_pages_dirty_lock(job->pages, job->npages,
+					    job->cb.opcode == FLEX_CB_DMA_FROM_DEVICE);
+		atomic64_sub(job->npages, &job->q->ff->pinned_pages);
+		atomic64_sub(job->npages, &job->q->fdev->pinned_pages);
+		kvfree(job->pages);
+		job->pages = NULL;
+	}
+	for (i = 0; i < ARRAY_SIZE(job->regions); i++) {
+		flex_region_put(job->regions[i]);
+		job->regions[i] = NULL;
+	}
+	if (job->dep) {
+		if (job->dep_armed)
+			dma_fence_remove_callback(job->dep, &job->dep_cb);
+		dma_fence_put(job->dep);
+		job->dep = NULL;
+	}
+}
+
+/* The union bytes past the opcode's own structure must be zero. */
+static bool tail_is_zero(const struct flex_cb *cb, size_t used)
+{
+	return !memchr_inv((const u8 *)cb->raw + used, 0, sizeof(cb->raw) - used);
+}
+
+static int prepare_dma(struct flex_file *ff, struct flex_job *job)
+{
+	const struct flex_cb_dma *dma = &job->cb.dma;
+	bool to_dev = job->cb.opcode == FLEX_CB_DMA_TO_DEVICE;
+	struct flex_region *r;
+	unsigned long first, last;
+	int pinned;
+
+	if (!tail_is_zero(&job->cb, sizeof(*dma)))
+		return -EINVAL;
+	if (!dma->size || dma->size > FLEX_DMA_MAX_SIZE)
+		return -EINVAL;
+	if (dma->host_ptr + dma->size < dma->host_ptr ||
+	    !access_ok(u64_to_user_ptr(dma->host_ptr), dma->size))
+		return -EFAULT;
+
+	r = flex_file_region_get(ff, dma->dev.region_id);
+	if (!r)
+		return -ENOENT;
+	job->regions[0] = r;
+	if (dma->dev.offset > r->size || dma->size > r->size - dma->dev.offset)
+		return -ERANGE;
+
+	first = dma->host_ptr >> PAGE_SHIFT;
+	last = (dma->host_ptr + dma->size - 1) >> PAGE_SHIFT;
+	job->npages = last - first + 1;
+	job->page_off = offset_in_page(dma->host_ptr);
+	if (atomic64_add_return(job->npages, &ff->pinned_pages) > FLEX_MAX_PINNED_PAGES) {
+		atomic64_sub(job->npages, &ff->pinned_pages);
+		job->npages = 0;
+		return -ENOMEM;
+	}
+	job->pages = kvmalloc_array(job->npages, sizeof(*job->pages), GFP_KERNEL);
+	if (!job->pages) {
+		atomic64_sub(job->npages, &ff->pinned_pages);
+		return -ENOMEM;
+	}
+	/* The device writes host memory on a DMA from the device. */
+	pinned = pin_user_pages_fast(first << PAGE_SHIFT, job->npages,
+				     to_dev ? 0 : FOLL_WRITE, job->pages);
+	if (pinned != job->npages) {
+		if (pinned > 0)
+			unpin_user_pages(job->pages, pinned);
+		atomic64_sub(job->npages, &ff->pinned_pages);
+		kvfree(job->pages);
+		job->pages = NULL;
+		return pinned < 0 ? pinned : -EFAULT;
+	}
+	atomic64_add(job->npages, &ff->fn->fdev->pinned_pages);
+	job->engine = FLEX_ENGINE_DMA;
+	return 0;
+}
+
+static int prepare_compute(struct flex_file *ff, struct flex_job *job)
+{
+	const struct flex_cb_compute *c = &job->cb.compute;
+	struct flex_region *r;
+	unsigned int i;
+
+	if (!tail_is_zero(&job->cb, sizeof(*c)) || c->pad ||
+	    c->segment_mask & ~GENMASK(FLEX_NUM_SEGMENTS - 1, 0))
+		return -EINVAL;
+	for (i = 0; i < FLEX_NUM_SEGMENTS; i++)
+		if (!(c->segment_mask & BIT(i)) &&
+		    (c->segments[i].region_id || c->segments[i].offset))
+			return -EINVAL;
+
+	r = flex_file_region_get(ff, c->program.region_id);
+	if (!r)
+		return -ENOENT;
+	job->regions[0] = r;
+	if (c->program.offset > r->size ||
+	    r->size - c->program.offset < sizeof(struct flex_prog_header))
+		return -ERANGE;
+
+	for (i = 0; i < FLEX_NUM_SEGMENTS; i++) {
+		if (!(c->segment_mask & BIT(i)))
+			continue;
+		r = flex_file_region_get(ff, c->segments[i].region_id);
+		if (!r)
+			return -ENOENT;
+		job->regions[1 + i] = r;
+		if (c->segments[i].offset > r->size)
+			return -ERANGE;
+	}
+	job->engine = FLEX_ENGINE_COMPUTE;
+	return 0;
+}
+
+static int prepare_wait(struct flex_file *ff, struct flex_queue *q,
+			struct flex_job *job)
+{
+	const struct flex_cb_wait *w = &job->cb.wait;
+	struct flex_device *fdev = q->fdev;
+	struct flex_queue *other;
+	struct flex_job *j;
+	int err = 0;
+
+	if (!tail_is_zero(&job->cb, sizeof(*w)) || w->pad)
+		return -EINVAL;
+	if (w->queue_id == q->id)
+		return -EINVAL;	/* its own earlier CBs are ordered already */
+
+	xa_lock(&ff->queues);
+	other = xa_load(&ff->queues, w->queue_id);
+	if (other)
+		kref_get(&other->ref);
+	xa_unlock(&ff->queues);
+	if (!other)
+		return -ENOENT;
+
+	spin_lock(&fdev->sched_lock);
+	if (!w->seqno || w->seqno > other->submitted) {
+		err = -EINVAL;	/* waiting for the future could deadlock */
+	} else if (w->seqno <= other->completed) {
+		job->dep_failed = other->faulted && other->fault_seqno <= w->seqno;
+	} else if (other->running && other->running->fence.seqno == w->seqno) {
+		job->dep = dma_fence_get(&other->running->fence);
+	} else {
+		list_for_each_entry(j, &other->pending, link) {
+			if (j->fence.seqno == w->seqno) {
+				job->dep = dma_fence_get(&j->fence);
+				break;
+			}
+		}
+		if (!job->dep)
+			err = -ENOENT;	/* cancelled: the queue is going away */
+	}
+	spin_unlock(&fdev->sched_lock);
+	kref_put(&other->ref, flex_queue_free);
+	return err;
+}
+
+static int prepare_job(struct flex_file *ff, struct flex_queue *q,
+		       struct flex_job *job)
+{
+	job->engine = FLEX_NR_ENGINES;
+	if (job->cb.flags)
+		return -EINVAL;
+
+	switch (job->cb.opcode) {
+	case FLEX_CB_NOP:
+		return tail_is_zero(&job->cb, 0) ? 0 : -EINVAL;
+	case FLEX_CB_DMA_TO_DEVICE:
+	case FLEX_CB_DMA_FROM_DEVICE:
+		return prepare_dma(ff, job);
+	case FLEX_CB_COMPUTE:
+		return prepare_compute(ff, job);
+	case FLEX_CB_WAIT:
+		return prepare_wait(ff, q, job);
+	default:
+		return -EINVAL;
+	}
+}
+
+/* Queues the prepared jobs, or says why not (-EAGAIN, -EIO, -ENOENT). */
+static int enqueue(struct flex_queue *q, struct list_head *jobs, u32 count,
+		   u64 *seqno)
+{
+	struct flex_device *fdev = q->fdev;
+	struct flex_job *job;
+	int err = 0;
+
+	spin_lock(&fdev->sched_lock);
+	if (q->dying)
+		err = -ENOENT;
+	else if (q->faulted)
+		err = -EIO;
+	else if (q->nr_jobs + count > q->depth)
+		err = -EAGAIN;
+	if (!err) {
+		list_for_each_entry(job, jobs, link)
+			dma_fence_init(&job->fence, &flex_fence_ops, &job->lock,
+				       q->fence_context, ++q->submitted);
+		list_splice_tail_init(jobs, &q->pending);
+		q->nr_jobs += count;
+		*seqno = q->submitted;
+	}
+	spin_unlock(&fdev->sched_lock);
+	return err;
+}
+
+static bool has_room(struct flex_queue *q, u32 count)
+{
+	bool room;
+
+	spin_lock(&q->fdev->sched_lock);
+	room = q->dying || q->faulted || q->nr_jobs + count <= q->depth;
+	spin_unlock(&q->fdev->sched_lock);
+	return room;
+}
+
+int flex_submit(struct flex_file *ff, struct flex_submit *args)
+{
+	struct flex_cb __user *ucbs = u64_to_user_ptr(args->cbs_ptr);
+	struct flex_job *job, *tmp;
+	struct flex_queue *q;
+	LIST_HEAD(jobs);
+	u32 i;
+	int err;
+
+	if (args->flags & ~FLEX_SUBMIT_BLOCK || args->pad)
+		return -EINVAL;
+	if (!args->count || args->count > FLEX_SUBMIT_MAX_CBS)
+		return -EINVAL;
+
+	q = flex_queue_get(ff, args->queue_id);
+	if (!q)
+		return -ENOENT;
+	if (args->count > q->depth) {
+		err = -EINVAL;	/* could never fit */
+		goto out_put;
+	}
+
+	for (i = 0; i < args->count; i++) {
+		job = kzalloc(sizeof(*job), GFP_KERNEL);
+		if (!job) {
+			err = -ENOMEM;
+			goto out_undo;
+		}
+		spin_lock_init(&job->lock);
+		job->q = q;
+		list_add_tail(&job->link, &jobs);
+		if (copy_from_user(&job->cb, &ucbs[i], sizeof(job->cb))) {
+			err = -EFAULT;
+			goto out_undo;
+		}
+		err = prepare_job(ff, q, job);
+		if (err)
+			goto out_undo;
+	}
+
+	while ((err = enqueue(q, &jobs, args->count, &args->seqno)) == -EAGAIN &&
+	       args->flags & FLEX_SUBMIT_BLOCK) {
+		if (wait_event_interruptible(q->wq, has_room(q, args->count))) {
+			err = -ERESTARTSYS;
+			break;
+		}
+	}
+	if (!err) {
+		flex_sched_kick(q->fdev);
+		goto out_put;
+	}
+
+out_undo:
+	list_for_each_entry_safe(job, tmp, &jobs, link) {
+		list_del(&job->link);
+		flex_job_release_resources(job);
+		kfree(job);	/* its fence was never initialised */
+	}
+out_put:
+	kref_put(&q->ref, flex_queue_free);
+	return err;
+}

@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flex queues and DMA: round trips of many sizes and alignments, FIFO order,
+ * independence of queues, cross-queue waits, timeouts and poll, sticky
+ * faults and reset, every bad argument, blocking submission, cleanup of a
+ * killed process with DMA in flight, and isolation of VFs by DMA.
+ */
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "flex_test.h"
+
+#define REGION	(128 * MiB)
+
+FIXTURE(q) {
+	int fd;
+	int q;
+	struct flex_region_acquire r;
+};
+
+FIXTURE_SETUP(q)
+{
+	self->fd = flex_open(FLEX_PF);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, flex_acquire(self->fd, REGION, &self->r));
+	self->q = queue_create(self->fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+	ASSERT_LT(0, self->q);
+}
+
+FIXTURE_TEARDOWN(q)
+{
+	engines_pause(0);
+	close(self->fd);
+}
+
+static void fill(unsigned char *p, size_t n, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (unsigned char)(seed + i * 131 + (i >> 9));
+}
+
+TEST_F(q, dma_round_trips_of_many_sizes_and_alignments)
+{
+	static const size_t sizes[] = { 1, 3, 127, 128, 4095, 4096, 4097, 65536 + 17,
+					1 * MiB + 5, 3 * MiB, 16 * MiB - 1, 64 * MiB };
+	static const size_t host_align[] = { 0, 1, 4095 };
+	static const __u64 dev_off[] = { 0, 1, 4096 - 3, 2 * MiB + 77 };
+	unsigned char *src = malloc(64 * MiB + 8192), *dst = malloc(64 * MiB + 8192);
+	size_t i, j, k;
+
+	ASSERT_NE(NULL, src);
+	ASSERT_NE(NULL, dst);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		for (j = 0; j < 3; j++) {
+			k = (i + j) % 4;
+			size_t n = sizes[i];
+			unsigned char *s = src + host_align[j], *d = dst + host_align[(j + 1) % 3];
+
+			if (n > 16 * MiB && j)
+				continue;	/* the largest once is enough */
+			fill(s, n, i * 7 + j);
+			memset(d, 0xee, n);
+			ASSERT_EQ(0, run_cb(self->fd, self->q,
+					    cb_dma(1, s, self->r.region_id, dev_off[k], n)))
+				TH_LOG("to device: %zu bytes at +%llu", n, dev_off[k]);
+			ASSERT_EQ(0, run_cb(self->fd, self->q,
+					    cb_dma(0, d, self->r.region_id, dev_off[k], n)));
+			ASSERT_EQ(0, memcmp(s, d, n))
+				TH_LOG("%zu bytes, host +%zu, device +%llu differ", n,
+				       host_align[j], dev_off[k]);
+		}
+	}
+	free(src);
+	free(dst);
+}
+
+TEST_F(q, untouched_device_memory_reads_zero_by_dma)
+{
+	unsigned char buf[8192];
+	size_t i, nonzero = 0;
+
+	memset(buf, 0xff, sizeof(buf));
+	ASSERT_EQ(0, run_cb(self->fd, self->q,
+			    cb_dma(0, buf, self->r.region_id, 64 * MiB, sizeof(buf))));
+	for (i = 0; i < sizeof(buf); i++)
+		nonzero += buf[i] != 0;
+	EXPECT_EQ(0, nonzero);
+	EXPECT_EQ(0, sysfs_num(FLEX_SYSFS "/resident"));
+}
+
+TEST_F(q, cbs_of_a_queue_run_in_fifo_order_under_load)
+{
+	enum { N = 200 };
+	static __u32 vals[N];
+	struct flex_cb cbs[N];
+	__u32 out = 0;
+	__u64 seq, last = 0;
+	int i, round;
+
+	for (round = 0; round < 4; round++) {
+		for (i = 0; i < N; i++) {
+			vals[i] = round * N + i;
+			/* Every CB writes the same word: only order decides. */
+			cbs[i] = cb_dma(1, &vals[i], self->r.region_id, 4096, 4);
+		}
+		ASSERT_EQ(0, submit(self->fd, self->q, cbs, N, FLEX_SUBMIT_BLOCK, &seq));
+		EXPECT_EQ(last + N, seq);
+		last = seq;
+	}
+	ASSERT_EQ(0, run_cb(self->fd, self->q, cb_dma(0, &out, self->r.region_id, 4096, 4)));
+	EXPECT_EQ(3 * N + N - 1, out);
+	EXPECT_EQ(last + 1, queue_status(self->fd, self->q).completed);
+}
+
+TEST_F(q, a_wait_cb_orders_work_across_queues)
+{
+	unsigned char *big = malloc(32 * MiB);
+	__u32 one = 1, seen = 0;
+	struct flex_cb a[2], b[2];
+	__u64 sa, sb;
+	int q2 = queue_create(self->fd, FLEX_QUEUE_PRIO_HIGH, 0);
+
+	ASSERT_LT(0, q2);
+	ASSERT_NE(NULL, big);
+	memset(big, 1, 32 * MiB);
+	ASSERT_EQ(0, engines_pause(1));
+	a[0] = cb_dma(1, big, self->r.region_id, 0, 32 * MiB);
+	a[1] = cb_dma(1, &one, self->r.region_id, 64 * MiB, 4);
+	ASSERT_EQ(0, submit(self->fd, self->q, a, 2, 0, &sa));
+	/* The high-priority queue would run first: the wait holds it back. */
+	b[0] = cb_wait(self->q, sa);
+	b[1] = cb_dma(0, &seen, self->r.region_id, 64 * MiB, 4);
+	ASSERT_EQ(0, submit(self->fd, q2, b, 2, 0, &sb));
+	ASSERT_EQ(0, engines_pause(0));
+	ASSERT_EQ(0, wait_seq(self->fd, q2, sb, 10000));
+	EXPECT_EQ(1, seen);
+	EXPECT_EQ(sa, queue_status(self->fd, self->q).completed);
+	free(big);
+}
+
+TEST_F(q, wait_timeouts_polling_and_poll)
+{
+	struct pollfd pfd = { .fd = self->fd, .events = POLLIN | POLLPRI };
+	struct flex_cb nop = { .opcode = FLEX_CB_NOP };
+	struct flex_wait w;
+	__u64 seq;
+	__s64 t0;
+
+	ASSERT_EQ(0, engines_pause(1));
+	ASSERT_EQ(0, submit(self->fd, self->q, &nop, 1, 0, &seq));
+	EXPECT_EQ(-ETIMEDOUT, wait_seq(self->fd, self->q, seq, 0));
+	t0 = now_ns();
+	EXPECT_EQ(-ETIMEDOUT, wait_seq(self->fd, self->q, seq, 200));
+	EXPECT_LE(150 * 1000000LL, now_ns() - t0);
+	/* A deadline already past is a poll. */
+	w = (struct flex_wait){ .queue_id = self->q, .seqno = seq,
+				.timeout_ns = now_ns() - 1000 };
+	EXPECT_EQ(-ETIMEDOUT, flex_ioctl(self->fd, FLEX_IOCTL_WAIT, &w));
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	ASSERT_EQ(0, engines_pause(0));
+	EXPECT_EQ(1, poll(&pfd, 1, 5000));
+	EXPECT_EQ(POLLIN, pfd.revents);
+	EXPECT_EQ(0, wait_seq(self->fd, self->q, seq, 0));
+	/* Reported completions no longer make the file readable. */
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+}
+
+TEST_F(q, an_exported_fence_signals_on_completion)
+{
+	struct flex_cb nop = { .opcode = FLEX_CB_NOP };
+	struct flex_fence_export e = { .queue_id = self->q };
+	struct pollfd pfd = { .events = POLLIN };
+
+	ASSERT_EQ(0, engines_pause(1));
+	ASSERT_EQ(0, submit(self->fd, self->q, &nop, 1, 0, &e.seqno));
+	ASSERT_EQ(0, flex_ioctl(self->fd, FLEX_IOCTL_FENCE_EXPORT, &e));
+	pfd.fd = e.fd;
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	ASSERT_EQ(0, engines_pause(0));
+	EXPECT_EQ(1, poll(&pfd, 1, 5000));
+	close(e.fd);
+	/* A completed CB exports a signalled fence. */
+	ASSERT_EQ(0, flex_ioctl(self->fd, FLEX_IOCTL_FENCE_EXPORT, &e));
+	pfd.fd = e.fd;
+	EXPECT_EQ(1, poll(&pfd, 1, 0));
+	close(e.fd);
+	e.seqno = 99;
+	EXPECT_EQ(-EINVAL, flex_ioctl(self->fd, FLEX_IOCTL_FENCE_EXPORT, &e));
+}
+
+TEST_F(q, faults_are_sticky_until_reset_and_other_queues_go_on)
+{
+	int other = queue_create(self->fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+	struct flex_region_acquire gone;
+	struct flex_cb cbs[3];
+	struct flex_queue_status st;
+	__u32 v = 7, seen = 0;
+	__u64 seq;
+
+	ASSERT_LT(0, other);
+	ASSERT_EQ(0, flex_acquire(self->fd, 2 * MiB, &gone));
+	ASSERT_EQ(0, engines_pause(1));
+	cbs[0] = cb_dma(1, &v, self->r.region_id, 0, 4);
+	cbs[1] = cb_dma(1, &v, gone.region_id, 8, 4);	/* released before it runs */
+	cbs[1].user_data = 0xfeed;
+	cbs[2] = cb_dma(1, &v, self->r.region_id, 4, 4);
+	ASSERT_EQ(0, submit(self->fd, self->q, cbs, 3, 0, &seq));
+	ASSERT_EQ(0, flex_release(self->fd, gone.region_id));
+	ASSERT_EQ(0, engines_pause(0));
+
+	EXPECT_EQ(0, wait_seq(self->fd, self->q, seq - 2, 5000));
+	EXPECT_EQ(-ENXIO, wait_seq(self->fd, self->q, seq - 1, 5000));
+	EXPECT_EQ(-ENXIO, wait_seq(self->fd, self->q, seq, 5000));
+	st = queue_status(self->fd, self->q);
+	EXPECT_EQ(FLEX_FAULT_UNMAPPED, st.fault_code);
+	EXPECT_EQ(-ENXIO, st.fault_errno);
+	EXPECT_EQ(seq - 1, st.fault_seqno);
+	EXPECT_EQ(0xfeed, st.fault_user_data);
+	EXPECT_EQ(FLEX_CB_DMA_TO_DEVICE, st.fault_opcode);
+	EXPECT_EQ(gone.region_id, st.fault_addr.region_id);
+	EXPECT_EQ(8, st.fault_addr.offset);
+	EXPECT_EQ(seq, st.completed);
+	/* The CB behind the fault did not run. */
+	ASSERT_EQ(0, run_cb(self->fd, other, cb_dma(0, &seen, self->r.region_id, 4, 4)));
+	EXPECT_EQ(0, seen);
+	/* Sticky: refused until reset; the fault stays readable. */
+	EXPECT_EQ(-EIO, submit(self->fd, self->q, cbs, 1, 0, NULL));
+	EXPECT_EQ(FLEX_FAULT_UNMAPPED, queue_status(self->fd, self->q).fault_code);
+	EXPECT_EQ(0, queue_reset(self->fd, self->q));
+	EXPECT_EQ(FLEX_FAULT_NONE, queue_status(self->fd, self->q).fault_code);
+	EXPECT_EQ(0, run_cb(self->fd, self->q, cbs[2]));
+	ASSERT_EQ(0, run_cb(self->fd, other, cb_dma(0, &seen, self->r.region_id, 4, 4)));
+	EXPECT_EQ(7, seen);
+	/* Earlier CBs still report success. */
+	EXPECT_EQ(0, wait_seq(self->fd, self->q, seq - 2, 0));
+}
+
+TEST_F(q, a_failed_dependency_fails_the_waiting_cb)
+{
+	int other = queue_create(self->fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+	struct flex_region_acquire gone;
+	__u32 v = 1;
+	struct flex_cb bad, w;
+	__u64 sbad, sw;
+
+	ASSERT_LT(0, other);
+	ASSERT_EQ(0, flex_acquire(self->fd, 2 * MiB, &gone));
+	ASSERT_EQ(0, engines_pause(1));
+	bad = cb_dma(1, &v, gone.region_id, 0, 4);
+	ASSERT_EQ(0, submit(self->fd, self->q, &bad, 1, 0, &sbad));
+	w = cb_wait(self->q, sbad);
+	ASSERT_EQ(0, submit(self->fd, other, &w, 1, 0, &sw));
+	ASSERT_EQ(0, flex_release(self->fd, gone.region_id));
+	ASSERT_EQ(0, engines_pause(0));
+	EXPECT_EQ(-EPIPE, wait_seq(self->fd, other, sw, 5000));
+	EXPECT_EQ(FLEX_FAULT_DEPENDENCY, queue_status(self->fd, other).fault_code);
+}
+
+TEST_F(q, queue_ioctls_reject_bad_arguments)
+{
+	struct flex_queue_create c;
+	struct flex_queue_op op = { .queue_id = self->q, .flags = 1 };
+	struct flex_queue_status st = { .queue_id = self->q, .flags = 1 };
+	struct flex_wait w = { .queue_id = self->q, .seqno = 1, .flags = 1 };
+	int i, n = 1;
+
+	c = (struct flex_queue_create){ .priority = 3 };
+	EXPECT_EQ(-EINVAL, flex_ioctl(self->fd, FLEX_IOCTL_QUEUE_CREATE, &c));
+	c = (struct flex_queue_create){ .depth = FLEX_QUEUE_MAX_DEPTH + 1 };
+	EXPECT_EQ(-EINVAL, flex_ioctl(self->fd, FLEX_IOCTL_QUEUE_CREATE, &c));
+	c = (struct flex_queue_create){ .flags = 1 };
+	EXPECT_EQ(-EINVAL, flex_ioctl(self->fd, FLEX_IOCTL_QUEUE_CREATE, &c));
+	for (i = 1; i < FLEX_MAX_QUEUES; i++, n++)
+		ASSERT_LT(0, queue_create(self->fd, FLEX_QUEUE_PRIO_LOW, 1)) TH_LOG("queue %d", i);
+	EXPECT_EQ(FLEX_MAX_QUEUES, n);
+	EXPECT_EQ(-ENOSPC, queue_create(self->fd, FLEX_QUEUE_PRIO_LOW, 1));
+	EXPECT_EQ(0, queue_destroy(self->fd, FLEX_MAX_QUEUES));
+	EXPECT_LT(0, queue_create(self->fd, FLEX_QUEUE_PRIO_LOW, 1));
+
+	EXPECT_EQ(-EINVAL, flex_ioctl(self->fd, FLEX_IOCTL_QUEUE_DESTROY, &op));
+	EXPECT_EQ(-EINVAL, flex_ioctl(self->fd, FLEX_IOCTL_QUEUE_RESET, &op));
+	EXPECT_EQ(-EINVAL, flex_ioctl(self->fd, FLEX_IOCTL_QUEUE_STATUS, &st));
+	EXPECT_EQ(-EINVAL, flex_ioctl(self->fd, FLEX_IOCTL_WAIT, &w));
+	EXPECT_EQ(-ENOENT, queue_destroy(self->fd, 0));
+	EXPECT_EQ(-ENOENT, queue_destroy(self->fd, 999));
+	EXPECT_EQ(-ENOENT, queue_reset(self->fd, 999));
+	EXPECT_EQ(-ENOENT, wait_seq(self->fd, 999, 1, 0));
+	/* Nothing submitted yet: seqno 1 is the future. */
+	EXPECT_EQ(-EINVAL, wait_seq(self->fd, self->q, 1, 0));
+	EXPECT_EQ(-EINVAL, wait_seq(self->fd, self->q, 0, 0));
+}
+
+TEST_F(q, submit_rejects_bad_cbs_and_takes_nothing)
+{
+	__u32 v = 0;
+	struct flex_cb good = cb_dma(1, &v, self->r.region_id, 0, 4), cbs[2];
+	struct flex_submit s;
+	__u64 seq = 0;
+
+	s = (struct flex_submit){ .cbs_ptr = (__u64)(unsigned long)&good, .count = 1,
+				  .queue_id = self->q, .flags = 2 };
+	EXPECT_EQ(-EINVAL, flex_ioctl(self->fd, FLEX_IOCTL_SUBMIT, &s));
+	s.flags = 0;
+	s.pad = 1;
+	EXPECT_EQ(-EINVAL, flex_ioctl(self->fd, FLEX_IOCTL_SUBMIT, &s));
+	EXPECT_EQ(-EINVAL, submit(self->fd, self->q, &good, 0, 0, NULL));
+	EXPECT_EQ(-EINVAL, submit(self->fd, self->q, &good, FLEX_SUBMIT_MAX_CBS + 1, 0, NULL));
+	EXPECT_EQ(-EFAULT, submit(self->fd, self->q, (void *)16, 1, 0, NULL));
+	EXPECT_EQ(-ENOENT, submit(self->fd, 999, &good, 1, 0, NULL));
+
+#define BAD(errno_, ...) do {						\
+		cbs[0] = good;						\
+		cbs[1] = good;						\
+		{ __VA_ARGS__; }					\
+		EXPECT_EQ(errno_, submit(self->fd, self->q, cbs, 2, 0, NULL)); \
+	} while (0)
+	BAD(-EINVAL, cbs[1].opcode = 99);
+	BAD(-EINVAL, cbs[1].flags = 1);
+	BAD(-EINVAL, cbs[1].raw[10] = 1);	/* past the DMA fields */
+	BAD(-EINVAL, cbs[1] = (struct flex_cb){ .opcode = FLEX_CB_NOP, .raw[0] = 1 });
+	BAD(-EINVAL, cbs[1].dma.size = 0);
+	BAD(-EINVAL, cbs[1].dma.size = FLEX_DMA_MAX_SIZE + 1);
+	BAD(-ENOENT, cbs[1].dma.dev.region_id = 4096);
+	BAD(-ERANGE, cbs[1].dma.dev.offset = REGION - 2);
+	BAD(-ERANGE, cbs[1].dma.dev.offset = REGION + 4096);
+	BAD(-ERANGE, cbs[1].dma.dev.offset = ~0ULL - 1);
+	BAD(-EFAULT, cbs[1].dma.host_ptr = 4096);
+	BAD(-EFAULT, cbs[1].dma.host_ptr = ~0ULL - 2);
+	BAD(-EINVAL, cbs[1] = cb_wait(self->q, 1));		/* its own queue */
+	BAD(-ENOENT, cbs[1] = cb_wait(999, 1));
+	BAD(-EINVAL, cbs[1] = (struct flex_cb){ .opcode = FLEX_CB_COMPUTE,
+						.compute.segment_mask = 1 << 8 });
+	BAD(-EINVAL, cbs[1] = (struct flex_cb){ .opcode = FLEX_CB_COMPUTE,
+						.compute.segments[3].offset = 5 });
+	BAD(-ENOENT, cbs[1] = (struct flex_cb){ .opcode = FLEX_CB_COMPUTE,
+						.compute.program.region_id = 1 });
+#undef BAD
+	/* Nothing was queued and nothing stayed pinned. */
+	EXPECT_EQ(0, queue_status(self->fd, self->q).submitted);
+	EXPECT_EQ(0, sysfs_num("/sys/kernel/debug/flex/flex0/pinned_pages"));
+	EXPECT_EQ(0, submit(self->fd, self->q, &good, 1, 0, &seq));
+	EXPECT_EQ(1, seq);
+}
+
+TEST_F(q, a_full_queue_says_eagain_or_blocks)
+{
+	struct flex_cb nops[5] = { { .opcode = FLEX_CB_NOP }, { .opcode = FLEX_CB_NOP },
+				   { .opcode = FLEX_CB_NOP }, { .opcode = FLEX_CB_NOP },
+				   { .opcode = FLEX_CB_NOP } };
+	int small = queue_create(self->fd, FLEX_QUEUE_PRIO_NORMAL, 4);
+	__u64 seq;
+	pid_t pid;
+	int status;
+
+	ASSERT_LT(0, small);
+	/* More CBs than the queue can ever hold. */
+	EXPECT_EQ(-EINVAL, submit(self->fd, small, nops, 5, 0, NULL));
+	ASSERT_EQ(0, engines_pause(1));
+	ASSERT_EQ(0, submit(self->fd, small, nops, 3, 0, &seq));
+	EXPECT_EQ(-EAGAIN, submit(self->fd, small, nops, 2, 0, NULL));
+	EXPECT_EQ(0, submit(self->fd, small, nops, 1, 0, NULL));
+	EXPECT_EQ(-EAGAIN, submit(self->fd, small, nops, 1, 0, NULL));
+	/* Blocking: the submitter sleeps until the engines make room. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		usleep(200000);
+		_exit(engines_pause(0) ? 1 : 0);
+	}
+	EXPECT_EQ(0, submit(self->fd, small, nops, 4, FLEX_SUBMIT_BLOCK, &seq));
+	EXPECT_EQ(8, seq);
+	EXPECT_EQ(0, wait_seq(self->fd, small, seq, 5000));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST(a_killed_process_leaves_no_pinned_page_region_or_queue)
+{
+	int pipefd[2], status;
+	struct flex_region_acquire a;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(pipefd));
+	ASSERT_EQ(0, engines_pause(1));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int fd = flex_open(FLEX_PF), q;
+		char *buf = aligned_alloc(4096, 8 * MiB);
+		struct flex_cb cbs[2];
+
+		if (fd < 0 || !buf || flex_acquire(fd, 16 * MiB, &a))
+			_exit(1);
+		q = queue_create(fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+		memset(buf, 3, 8 * MiB);
+		cbs[0] = cb_dma(1, buf, a.region_id, 0, 8 * MiB);
+		cbs[1] = cb_dma(0, buf, a.region_id, 0, 8 * MiB);
+		if (q < 0 || submit(fd, q, cbs, 2, 0, NULL))
+			_exit(1);
+		if (write(pipefd[1], &a, sizeof(a)) != sizeof(a))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	ASSERT_EQ(sizeof(a), read(pipefd[0], &a, sizeof(a)));
+	EXPECT_EQ(2 * 8 * MiB / 4096, sysfs_num("/sys/kernel/debug/flex/flex0/pinned_pages"));
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, sysfs_num("/sys/kernel/debug/flex/flex0/pinned_pages"));
+	EXPECT_FALSE(region_dir_exists(a.handle));
+	EXPECT_EQ(0, sysfs_num(FLEX_SYSFS "/used"));
+	EXPECT_EQ(0, engines_pause(0));
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
+
+TEST(a_process_killed_mid_dma_cleans_up_too)
+{
+	int status;
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int fd = flex_open(FLEX_PF), q, i;
+		char *buf = malloc(64 * MiB);
+		struct flex_region_acquire a;
+		struct flex_cb cb;
+
+		if (fd < 0 || !buf || flex_acquire(fd, 64 * MiB, &a))
+			_exit(1);
+		q = queue_create(fd, FLEX_QUEUE_PRIO_NORMAL, 2);
+		memset(buf, 5, 64 * MiB);
+		cb = cb_dma(1, buf, a.region_id, 0, 64 * MiB);
+		for (i = 0; q > 0 && i < 1000; i++)
+			if (submit(fd, q, &cb, 1, FLEX_SUBMIT_BLOCK, NULL))
+				_exit(1);
+		_exit(0);
+	}
+	usleep(300000);
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, sysfs_num("/sys/kernel/debug/flex/flex0/pinned_pages"));
+	EXPECT_EQ(0, sysfs_num(FLEX_SYSFS "/used"));
+	EXPECT_EQ(0, sysfs_num(FLEX_SYSFS "/resident"));
+}
+
+TEST(vfs_cannot_reach_each_other_by_dma)
+{
+	struct flex_region_acquire a0, b0, c1, pr;
+	__u32 secret = 0x5ec7e7, seen = 1;
+	int vf0, vf1, pf, q0, q1, qp;
+
+	ASSERT_EQ(0, set_numvfs(2));
+	vf0 = flex_open("/dev/flex0vf0");
+	vf1 = flex_open("/dev/flex0vf1");
+	pf = flex_open(FLEX_PF);
+	ASSERT_LE(0, vf0);
+	ASSERT_LE(0, vf1);
+	ASSERT_LE(0, pf);
+	ASSERT_EQ(0, flex_acquire(vf0, 2 * MiB, &a0));
+	ASSERT_EQ(0, flex_acquire(vf0, 2 * MiB, &b0));
+	ASSERT_EQ(0, flex_acquire(vf1, 2 * MiB, &c1));
+	ASSERT_EQ(0, flex_acquire(pf, 2 * MiB, &pr));
+	q0 = queue_create(vf0, 0, 0);
+	q1 = queue_create(vf1, 0, 0);
+	qp = queue_create(pf, 0, 0);
+	ASSERT_EQ(0, run_cb(vf0, q0, cb_dma(1, &secret, a0.region_id, 0, 4)));
+	ASSERT_EQ(0, run_cb(vf0, q0, cb_dma(1, &secret, b0.region_id, 0, 4)));
+
+	/* vf1's id 0 is its own region; id 1 does not exist for it. */
+	EXPECT_EQ(0, run_cb(vf1, q1, cb_dma(0, &seen, c1.region_id, 0, 4)));
+	EXPECT_EQ(0, seen);
+	EXPECT_EQ(-ENOENT, run_cb(vf1, q1, cb_dma(0, &seen, b0.region_id, 0, 4)));
+	/* Nor can the PF name a VF region by its physical address. */
+	EXPECT_EQ(-ENOENT, run_cb(pf, qp, cb_dma(0, &seen,
+			sysfs_num(FLEX_SYSFS "/regions/%llu/phys_addr",
+				  (unsigned long long)a0.handle), 0, 4)));
+	EXPECT_EQ(0, seen);
+	close(vf0);
+	close(vf1);
+	close(pf);
+	EXPECT_EQ(0, set_numvfs(0));
+}
+
+TEST_HARNESS_MAIN
