@@ -44,7 +44,15 @@ kmod: deps
 -include libflex/libflex.mk
 include tests/tests.mk
 
-tools: libflex
+TOOLS		:= $(BUILD)/flex-demo
+
+tools: $(TOOLS)
+
+$(BUILD)/flex-demo: tools/flex-demo.c $(BUILD)/libflex.a | deps
+	$(CC) $(CFLAGS_COMMON) -o $@ $< $(BUILD)/libflex.a $(LDFLAGS_COMMON)
+
+demo: kmod tools
+	tools/flex-vm -- $(CURDIR)/$(BUILD)/flex-demo
 
 check: deps
 	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
@@ -55,6 +63,7 @@ check: deps
 bench: deps
 	@mkdir -p $(RESULTS)
 	@$(MAKE) --no-print-directory bench-alloc
+	@$(MAKE) --no-print-directory bench-queue
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null

@@ -200,15 +200,15 @@ struct flex_queue {
 };
 
 /*
- * A submitted CB. The fence is first, so dma_fence_free() frees the job
- * once the last fence reference is gone; everything else the job holds
+ * A submitted CB. The job lives as long as its fence (flex_fence_release()
+ * frees it with the last reference); everything else the job holds
  * (region references, pinned pages, its dependency) is released when it
  * completes or is cancelled.
  */
 struct flex_job {
 	struct dma_fence fence;
 	spinlock_t lock;		/* the fence's */
-	struct flex_queue *q;
+	struct flex_queue *q;		/* first field cleared by job_alloc() */
 	struct list_head link;
 	struct flex_cb cb;
 	enum flex_engine_id engine;	/* FLEX_NR_ENGINES: either */
@@ -220,6 +220,7 @@ struct flex_job {
 	struct dma_fence_cb dep_cb;
 	bool dep_armed;
 	bool dep_failed;
+	bool exported;			/* in a sync_file: holds the module */
 	struct flex_fault fault;	/* set by the engine */
 };
 
@@ -290,6 +291,8 @@ __poll_t flex_queue_poll(struct flex_file *ff);
 /* flex_submit.c */
 int flex_submit(struct flex_file *ff, struct flex_submit *args);
 void flex_job_release_resources(struct flex_job *job);
+int flex_job_cache_init(void);
+void flex_job_cache_fini(void);
 extern const struct dma_fence_ops flex_fence_ops;
 
 /* flex_sched.c */

@@ -101,11 +101,15 @@ static int __init flex_init(void)
 	if (err)
 		return err;
 
+	err = flex_job_cache_init();
+	if (err)
+		return err;
+
 	err = alloc_chrdev_region(&flex_devt, 0,
 				  flex_params.num_devices * FLEX_MINORS_PER_DEVICE,
 				  FLEX_DRV_NAME);
 	if (err)
-		return err;
+		goto err_cache;
 
 	flex_class = class_create(THIS_MODULE, FLEX_DRV_NAME);
 	if (IS_ERR(flex_class)) {
@@ -132,6 +136,8 @@ err_devices:
 err_chrdev:
 	unregister_chrdev_region(flex_devt,
 				 flex_params.num_devices * FLEX_MINORS_PER_DEVICE);
+err_cache:
+	flex_job_cache_fini();
 	return err;
 }
 
@@ -142,6 +148,7 @@ static void __exit flex_exit(void)
 	class_destroy(flex_class);
 	unregister_chrdev_region(flex_devt,
 				 flex_params.num_devices * FLEX_MINORS_PER_DEVICE);
+	flex_job_cache_fini();
 }
 
 module_init(flex_init);

@@ -11,6 +11,7 @@
 #include <linux/dma-fence.h>
 #include <linux/file.h>
 #include <linux/jiffies.h>
+#include <linux/module.h>
 #include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/sync_file.h>
@@ -271,6 +272,15 @@ int flex_fence_export(struct flex_file *ff, struct flex_fence_export *args)
 		return -ENOENT;
 	spin_lock(&q->fdev->sched_lock);
 	state = seqno_state(q, args->seqno, &result, &fence);
+	if (state == 0) {
+		struct flex_job *job = container_of(fence, struct flex_job, fence);
+
+		/* A sync_file may outlive the device file: keep our fence ops. */
+		if (!job->exported) {
+			job->exported = true;
+			__module_get(THIS_MODULE);
+		}
+	}
 	spin_unlock(&q->fdev->sched_lock);
 	kref_put(&q->ref, flex_queue_free);
 	if (state < 0)

@@ -106,14 +106,16 @@ static void job_finish(struct flex_job *job, int err)
 /*
  * The queue stays busy (q->running set) until the very end, so queue
  * teardown, which waits for it to be idle and then frees the queue and
- * maybe its file, cannot run while this still touches either.
+ * maybe its file, cannot run while this still touches either. Returns
+ * whether the queue's next CB is for the other engine, which must be kicked.
  */
-static void job_complete(struct flex_job *job, int err)
+static bool job_complete(struct flex_job *job, int err, enum flex_engine_id id)
 {
 	struct flex_queue *q = job->q;
 	struct flex_device *fdev = q->fdev;
-	struct flex_job *c, *tmp;
+	struct flex_job *c, *tmp, *next;
 	LIST_HEAD(cancelled);
+	bool other;
 
 	spin_lock(&fdev->sched_lock);
 	q->nr_jobs--;
@@ -142,8 +144,11 @@ static void job_complete(struct flex_job *job, int err)
 
 	spin_lock(&fdev->sched_lock);
 	q->running = NULL;
+	next = list_first_entry_or_null(&q->pending, struct flex_job, link);
+	other = next && next->engine != id && next->engine != FLEX_NR_ENGINES;
 	wake_up_all(&q->wq);
 	spin_unlock(&fdev->sched_lock);
+	return other;
 }
 
 /* Cancels a queue's jobs that have not started (queue destruction). */
@@ -179,9 +184,8 @@ static void engine_work(struct work_struct *work)
 		if (!job)
 			return;
 		err = run_job(job);
-		job_complete(job, err);
-		/* The queue's next CB may be the other engine's. */
-		queue_work(fdev->wq, &fdev->engines[!e->id].work);
+		if (job_complete(job, err, e->id))
+			queue_work(fdev->wq, &fdev->engines[!e->id].work);
 		cond_resched();
 	}
 }

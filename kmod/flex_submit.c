@@ -10,6 +10,7 @@
  * region released meanwhile) faults the CB when it runs.
  */
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -30,9 +31,64 @@ static const char *flex_fence_timeline_name(struct dma_fence *fence)
 	return "queue";
 }
 
+/*
+ * Jobs come from a SLAB_TYPESAFE_BY_RCU cache, as i915's requests do: a
+ * freed job is reused at once (no grace period per CB, which made every
+ * allocation a slab slow path), and an RCU reader holding a stale fence
+ * pointer still finds a fence there and fails dma_fence_get_rcu(). The
+ * lock is initialised once, by the constructor, for the same reason.
+ */
+static struct kmem_cache *flex_job_cache;
+
+static void flex_job_ctor(void *obj)
+{
+	struct flex_job *job = obj;
+
+	spin_lock_init(&job->lock);
+}
+
+int flex_job_cache_init(void)
+{
+	flex_job_cache = kmem_cache_create("flex_job", sizeof(struct flex_job), 0,
+					   SLAB_TYPESAFE_BY_RCU | SLAB_HWCACHE_ALIGN,
+					   flex_job_ctor);
+	return flex_job_cache ? 0 : -ENOMEM;
+}
+
+void flex_job_cache_fini(void)
+{
+	rcu_barrier();
+	kmem_cache_destroy(flex_job_cache);
+}
+
+static struct flex_job *job_alloc(struct flex_queue *q)
+{
+	struct flex_job *job = kmem_cache_alloc(flex_job_cache, GFP_KERNEL);
+
+	if (!job)
+		return NULL;
+	/* Everything but the lock (and the fence, initialised at enqueue). */
+	memset((char *)job + offsetof(struct flex_job, q), 0,
+	       sizeof(*job) - offsetof(struct flex_job, q));
+	job->q = q;
+	return job;
+}
+
+static void flex_fence_release(struct dma_fence *fence)
+{
+	struct flex_job *job = container_of(fence, struct flex_job, fence);
+	bool exported = job->exported;
+
+	kmem_cache_free(flex_job_cache, job);
+	/* An exported fence (a sync_file) kept the module, and its ops, alive. */
+	if (exported)
+		module_put(THIS_MODULE);
+}
+
 const struct dma_fence_ops flex_fence_ops = {
 	.get_driver_name = flex_fence_driver_name,
 	.get_timeline_name = flex_fence_timeline_name,
+	.release = flex_fence_release,
 };
 
 void flex_job_release_resources(struct flex_job *job)
@@ -280,13 +336,11 @@ int flex_submit(struct flex_file *ff, struct flex_submit *args)
 	}
 
 	for (i = 0; i < args->count; i++) {
-		job = kzalloc(sizeof(*job), GFP_KERNEL);
+		job = job_alloc(q);
 		if (!job) {
 			err = -ENOMEM;
 			goto out_undo;
 		}
-		spin_lock_init(&job->lock);
-		job->q = q;
 		list_add_tail(&job->link, &jobs);
 		if (copy_from_user(&job->cb, &ucbs[i], sizeof(job->cb))) {
 			err = -EFAULT;
@@ -313,7 +367,7 @@ out_undo:
 	list_for_each_entry_safe(job, tmp, &jobs, link) {
 		list_del(&job->link);
 		flex_job_release_resources(job);
-		kfree(job);	/* its fence was never initialised */
+		kmem_cache_free(flex_job_cache, job);	/* its fence was never initialised */
 	}
 out_put:
 	kref_put(&q->ref, flex_queue_free);

@@ -26,3 +26,37 @@ check-vm: kmod kselftests
 	@mkdir -p $(RESULTS)
 	tools/flex-vm --out $(CURDIR)/$(RESULTS) $(VM_FLAGS) -- \
 		$(CURDIR)/tests/kselftest/run-all $(CURDIR)/$(KSFT_DIR) $(CURDIR)/$(RESULTS) $(CURDIR)/kmod/flex.ko
+
+# The driver benchmark runs in the VM; its figures go to stdout.
+.PHONY: bench-queue
+$(BUILD)/bench/queue_bench: tests/bench/queue_bench.c uapi/linux/flex.h | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -o $@ $< $(LDFLAGS_COMMON)
+
+bench-queue: kmod $(BUILD)/bench/queue_bench
+	tools/flex-vm --mem 1536 --param backing_cap=256M -- $(CURDIR)/$(BUILD)/bench/queue_bench
+
+# The debug-kernel lane: the same suite under KASAN, KFENCE, lockdep,
+# kmemleak and UBSAN. tools/debug-kernel/build builds that kernel once per
+# machine (cached outside the tree) and prints its directory; the module is
+# built against it in a copy of the sources, so kmod/flex.ko stays the
+# stock kernel's. tests/canary/run proves the lane catches each bug kind.
+DEBUG_RESULTS	:= $(BUILD)/results-debug
+DEBUG_KMOD	:= $(BUILD)/debug-kmod
+
+.PHONY: check-debug
+check-debug: deps kselftests
+	@rm -rf $(DEBUG_RESULTS) $(DEBUG_KMOD) && mkdir -p $(DEBUG_RESULTS) $(DEBUG_KMOD)
+	@kdir=$$(tools/debug-kernel/build | tail -n 1) && \
+	cp -r Kbuild kmod uapi $(DEBUG_KMOD)/ && \
+	$(MAKE) -C $$kdir/build M=$(CURDIR)/$(DEBUG_KMOD) modules && \
+	{ tools/flex-vm --kernel-build $$kdir --module $(CURDIR)/$(DEBUG_KMOD)/kmod/flex.ko \
+		--timeout 1500 --out $(CURDIR)/$(DEBUG_RESULTS) $(VM_FLAGS) -- \
+		$(CURDIR)/tests/kselftest/run-all $(CURDIR)/$(KSFT_DIR) $(CURDIR)/$(DEBUG_RESULTS) \
+		$(CURDIR)/$(DEBUG_KMOD)/kmod/flex.ko; \
+	  echo "$$?" > $(DEBUG_RESULTS)/lane.rc; }; \
+	rc=$$(cat $(DEBUG_RESULTS)/lane.rc); \
+	if [ "$$rc" != 0 ]; then echo "not ok 1 - debug-kernel VM run exited $$rc (see $(DEBUG_RESULTS)/flex-vm)" > $(DEBUG_RESULTS)/lane.tap; \
+	else echo "ok 1 - debug-kernel VM run clean (no KASAN/KFENCE/lockdep/UBSAN/kmemleak report)" > $(DEBUG_RESULTS)/lane.tap; fi
+	-@tests/canary/run $(CURDIR)/$(DEBUG_RESULTS) > $(DEBUG_RESULTS)/canary.log 2>&1; tail -n 12 $(DEBUG_RESULTS)/canary.log
+	@tools/tap-summary $(DEBUG_RESULTS)
