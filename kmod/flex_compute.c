@@ -67,8 +67,8 @@ static int check_insn(const struct flex_insn *in, bool last, u32 n_slots)
 	if (in->op >= ARRAY_SIZE(op_info) || (in->op == FLEX_OP_END) != last)
 		return -ENOEXEC;
 	info = &op_info[in->op];
-	if (!(info->dtypes & BIT(in->dtype)) || in->flags & ~info->flags ||
-	    in->reserved)
+	if (in->dtype > FLEX_DT_I8 || !(info->dtypes & BIT(in->dtype)) ||
+	    in->flags & ~info->flags || in->reserved)
 		return -ENOEXEC;
 	for (i = 0; i < FLEX_INSN_ARGS; i++) {
 		u64 a = in->arg[i];
@@ -185,13 +185,15 @@ static int op_matmul(struct exec *x, const struct flex_insn *in)
 		return flex_job_fault(x->job, err, 0, 0);
 	if (err)
 		return err;
-	if (!m || !n || !k)
+	if (!m || !n)
 		return 0;
-	if (m * n > FLEX_ISA_MAX_ELEMENTS || m * n > FLEX_ISA_MAX_MACS / k)
+	if (m * n > FLEX_ISA_MAX_ELEMENTS || (k && m * n > FLEX_ISA_MAX_MACS / k))
 		return flex_job_fault(x->job, -E2BIG, 0, 0);
-	err = span(x, m, n, ldc, &cspan) ?:
-	      read_matrix(x, &a, m, k, lda, esize, &abuf) ?:
-	      read_matrix(x, &b, k, n, ldb, esize, &bbuf);
+	err = span(x, m, n, ldc, &cspan);
+	/* K = 0: an empty sum, C = 0 (or C unchanged when accumulating). */
+	if (!err && k)
+		err = read_matrix(x, &a, m, k, lda, esize, &abuf) ?:
+		      read_matrix(x, &b, k, n, ldb, esize, &bbuf);
 	if (err)
 		goto out;
 

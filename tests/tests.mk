@@ -17,7 +17,7 @@ VM_FLAGS	?= --param backing_cap=128M
 
 kselftests: $(KSFT_BINS)
 
-$(KSFT_DIR)/%: tests/kselftest/%.c $(KSFT_COMMON) uapi/linux/flex.h | deps
+$(KSFT_DIR)/%: tests/kselftest/%.c $(KSFT_COMMON) uapi/linux/flex.h uapi/linux/flex_isa.h | deps
 	@mkdir -p $(KSFT_DIR)
 	$(CC) $(CFLAGS_COMMON) -Wno-missing-prototypes -Wno-shadow -Wno-sign-compare -I$(KSFT_HARNESS) \
 		-Itests/kselftest -o $@ $< $(LDFLAGS_COMMON)
