@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * flex/allocator.h - FlexAllocator: device memory for tensors and programs.
+ *
+ * FlexAllocator takes a few large regions from a region source
+ * (flex/region_source.h) and carves allocations out of them as contiguous,
+ * 128-byte-aligned blocks, as the SpyreAllocator/FlexAllocator RFC says:
+ *
+ *  - Callers get an opaque AllocationIndex (flex_alloc_index_t) and turn it
+ *    into a VirtualAddress (struct flex_vaddr: region_id + offset) with
+ *    flex_alloc_resolve(). An index that was freed, or never came from this
+ *    allocator, is refused (-ENOENT / -EINVAL), never resolved to someone
+ *    else's block.
+ *  - Sizes are rounded up to a multiple of 128 bytes; 0 counts as 128.
+ *  - A free block is split on allocation; a freed block is merged with
+ *    both neighbours, so no two free blocks are ever adjacent.
+ *  - Regions are acquired lazily, trying each fallback size in turn
+ *    (default 12, 8, 4 GiB), until max_regions is reached (default 12,
+ *    never more than the source's lookup table) or every size fails: then
+ *    the region set is locked for good. Alternatively (fixed_regions) a
+ *    fixed set is acquired up front and the set is locked at once.
+ *  - Region strategy LOAD_BALANCING (default): while the set is not
+ *    locked, every allocation first acquires a new region; then regions are
+ *    tried from the most free bytes to the least. FILL_FIRST: regions whose
+ *    largest free block fits are tried from the least free bytes to the
+ *    most; a new region is acquired only when none fits. Ties go to the
+ *    region acquired first.
+ *  - Block strategy FIRST_FIT (default): the lowest-offset free block that
+ *    fits. BEST_FIT: the smallest free block that fits, the lowest offset
+ *    among equal sizes. Both find it in O(log n): free blocks are in a
+ *    B+tree by offset whose inner nodes know the largest free block under
+ *    each child, plus one by (size, offset) for best fit. An allocation is
+ *    found from its index in O(1) (a table of slots), and no operation
+ *    calls malloc except to grow these structures.
+ *  - Program binaries (FLEX_ALLOC_PROGRAM) are placed top-down: the
+ *    highest free block that fits, carved from its top end, whatever the
+ *    block strategy. Tensors fill regions from the bottom, so binaries stay
+ *    packed at the top instead of splitting tensor space, without giving
+ *    them a region of their own (which would cost one of the 8-16 lookup
+ *    table entries a virtual function has, and a size to guess).
+ *  - When nothing fits, the memory-pressure callback (if any) is called
+ *    with no lock held, then the allocation is retried once; if it fails
+ *    again the call returns -ENOMEM and flex_alloc_last_error() names the
+ *    size asked, the free total and the largest free block of every region.
+ *
+ * Thread safety: every function may be called from any number of threads
+ * at once. Each region has its own lock, and threads working in different
+ * regions write no shared cache line; FLEX_ALLOC_F_GLOBAL_LOCK selects the
+ * RFC's single lock instead (tests/bench/alloc_bench.c measures both: with
+ * one lock, two threads get far less done than one). A thread that never
+ * finds a region locked by another thread (any single-threaded use) gets
+ * exactly the strategy's region. Under contention an allocation skips a
+ * busy region for the next candidate (waiting for it only if no other
+ * fits), and for its next 65536 allocations the thread first tries the
+ * region of its previous allocation when that one fits: the strategies
+ * would send every thread to every region, and the cache lines moving
+ * between cores would cost more than the allocation. Under concurrency an
+ * out-of-memory decision is made region by region: a block freed meanwhile
+ * in a region already examined is not seen (the pressure-callback retry
+ * may).
+ *
+ * Environment, read by flex_alloc_new():
+ *   FLEX_ALLOC_DEBUG=1       log every acquire, allocate, free and coalesce
+ *                            (to stderr, or to the config's log_fn).
+ *   FLEX_ALLOC_REPORT=path   when the allocator is destroyed (at exit, for
+ *                            a program that cleans up), append a memory
+ *                            report to path: one JSON object per line if
+ *                            path ends in ".json", CSV otherwise.
+ */
+#ifndef FLEX_ALLOCATOR_H
+#define FLEX_ALLOCATOR_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <flex/region_source.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Alignment and minimum size of every block, in bytes. */
+#define FLEX_ALLOC_ALIGN		128ULL
+/* Default and largest max_regions. */
+#define FLEX_ALLOC_DEFAULT_MAX_REGIONS	12U
+#define FLEX_ALLOC_REGIONS_LIMIT	64U
+/* Most fallback sizes a config holds. */
+#define FLEX_ALLOC_MAX_FALLBACK_SIZES	16U
+/* Largest region the allocator uses (2^32 - 1 blocks of 128 bytes, about
+ * 512 GiB); of a bigger region it uses this much. A region holds at most
+ * 4,194,304 live allocations; past that it counts as full. */
+#define FLEX_ALLOC_REGION_SIZE_LIMIT	((FLEX_ALLOC_ALIGN << 32) - FLEX_ALLOC_ALIGN)
+
+/*
+ * AllocationIndex: an opaque handle for one allocation. Never 0, so 0
+ * (FLEX_ALLOC_INDEX_NONE) can mean "no allocation".
+ */
+typedef uint64_t flex_alloc_index_t;
+#define FLEX_ALLOC_INDEX_NONE		((flex_alloc_index_t)0)
+
+/* VirtualAddress: where an allocation is on the device. */
+struct flex_vaddr {
+	uint64_t region_id;	/* physical address (PF) or table index (VF) */
+	uint64_t offset;	/* byte offset in the region, 128-byte aligned */
+};
+
+enum flex_alloc_region_strategy {
+	FLEX_ALLOC_LOAD_BALANCING = 0,	/* most free region first (default) */
+	FLEX_ALLOC_FILL_FIRST = 1,	/* least free region that fits first */
+};
+
+enum flex_alloc_block_strategy {
+	FLEX_ALLOC_FIRST_FIT = 0,	/* lowest offset that fits (default) */
+	FLEX_ALLOC_BEST_FIT = 1,	/* smallest block that fits */
+};
+
+enum flex_alloc_kind {
+	FLEX_ALLOC_TENSOR = 0,		/* bottom-up, by the block strategy */
+	FLEX_ALLOC_PROGRAM = 1,		/* top-down: highest block that fits */
+};
+
+/* Config flags. */
+#define FLEX_ALLOC_F_RELEASE_EMPTY	(1U << 0) /* give back regions that become entirely free */
+#define FLEX_ALLOC_F_GLOBAL_LOCK	(1U << 1) /* one lock for all regions (the RFC's) */
+#define FLEX_ALLOC_F_DEBUG		(1U << 2) /* as FLEX_ALLOC_DEBUG=1 */
+
+/* Log priorities, as syslog's. */
+#define FLEX_LOG_ERR			3
+#define FLEX_LOG_DEBUG			7
+
+struct flex_alloc;
+
+/**
+ * typedef flex_alloc_log_fn - receives log lines (without a newline).
+ * Called with a region lock held: it must not call back into the allocator.
+ */
+typedef void (*flex_alloc_log_fn)(void *user, int priority, const char *msg);
+
+/**
+ * typedef flex_alloc_pressure_fn - memory-pressure callback.
+ * @a:		the allocator.
+ * @size:	the size asked (before rounding) that does not fit.
+ * @user:	as registered.
+ *
+ * Called with no lock held, possibly from several threads at once, when an
+ * allocation found no room; it may free allocations (e.g. drop caches).
+ * The allocation is then retried once.
+ */
+typedef void (*flex_alloc_pressure_fn)(struct flex_alloc *a, uint64_t size, void *user);
+
+/**
+ * struct flex_alloc_config - options of flex_alloc_new().
+ * Fill it with flex_alloc_config_init() first, then change what you need.
+ * @region_strategy, @block_strategy: see the top of this file.
+ * @num_fallback_sizes: entries used in @fallback_sizes.
+ * @fallback_sizes: region sizes to try, in order, each a non-zero multiple
+ *		of FLEX_ALLOC_ALIGN (default 12 GiB, 8 GiB, 4 GiB).
+ * @max_regions: most regions held at once (default 12; capped by the
+ *		source's table entries; at most FLEX_ALLOC_REGIONS_LIMIT).
+ * @fixed_regions: 0 to acquire regions lazily (the default); N to acquire
+ *		N regions up front and never again (the region set is locked
+ *		from the start). Must not exceed max_regions.
+ * @flags:	FLEX_ALLOC_F_*. RELEASE_EMPTY cannot be combined with
+ *		fixed_regions (a released region could not come back).
+ * @pressure_fn, @pressure_user: memory-pressure callback, or NULL.
+ * @log_fn, @log_user: where log lines go; NULL for stderr.
+ * @report_path: file the report is appended to on destroy (JSON if it
+ *		ends in ".json", else CSV); NULL to use FLEX_ALLOC_REPORT (no
+ *		report if unset either).
+ */
+struct flex_alloc_config {
+	enum flex_alloc_region_strategy region_strategy;
+	enum flex_alloc_block_strategy block_strategy;
+	unsigned int num_fallback_sizes;
+	uint64_t fallback_sizes[FLEX_ALLOC_MAX_FALLBACK_SIZES];
+	unsigned int max_regions;
+	unsigned int fixed_regions;
+	unsigned int flags;
+	flex_alloc_pressure_fn pressure_fn;
+	void *pressure_user;
+	flex_alloc_log_fn log_fn;
+	void *log_user;
+	const char *report_path;
+};
+
+/** flex_alloc_config_init() - fill @cfg with the defaults listed above. */
+void flex_alloc_config_init(struct flex_alloc_config *cfg);
+
+/**
+ * flex_alloc_new() - create an allocator.
+ * @src:	where regions come from; the allocator takes a reference.
+ * @cfg:	options, or NULL for the defaults.
+ * @out:	the allocator.
+ *
+ * With @cfg->fixed_regions, the regions are acquired here (each trying the
+ * fallback sizes in turn); fewer than asked is not an error as long as at
+ * least one was had.
+ *
+ * Return: 0; -EINVAL for a bad option; -ENOMEM out of host memory or no
+ * fixed region could be acquired. flex_alloc_last_error() says which.
+ */
+int flex_alloc_new(struct flex_region_source *src, const struct flex_alloc_config *cfg,
+		   struct flex_alloc **out);
+
+/**
+ * flex_alloc_destroy() - write the exit report (if asked for), give every
+ * region back to the source, drop the source and free the allocator.
+ * Allocations still live are lost (the debug log counts them). NULL is
+ * ignored. No other call on @a may run concurrently or follow.
+ */
+void flex_alloc_destroy(struct flex_alloc *a);
+
+/**
+ * flex_alloc_round_size() - the block size a request of @size gets: @size
+ * rounded up to a multiple of FLEX_ALLOC_ALIGN, at least FLEX_ALLOC_ALIGN.
+ * Returns 0 when the result would not fit in 64 bits.
+ */
+uint64_t flex_alloc_round_size(uint64_t size);
+
+/**
+ * flex_alloc_alloc() - allocate @size bytes of device memory.
+ * @a:		the allocator.
+ * @size:	bytes; rounded with flex_alloc_round_size().
+ * @kind:	FLEX_ALLOC_TENSOR or FLEX_ALLOC_PROGRAM.
+ * @out:	the new allocation's index.
+ *
+ * Return: 0; -EINVAL for a bad @kind or a size that cannot be rounded;
+ * -ENOMEM when no region has room (after the pressure callback and one
+ * retry) or host memory ran out. flex_alloc_last_error() says which and,
+ * when device memory ran out, how much is free where.
+ */
+int flex_alloc_alloc(struct flex_alloc *a, uint64_t size, enum flex_alloc_kind kind,
+		     flex_alloc_index_t *out);
+
+/**
+ * flex_alloc_free() - free an allocation, merging its block with free
+ * neighbours. With FLEX_ALLOC_F_RELEASE_EMPTY, a region left entirely free
+ * is given back to the source.
+ *
+ * Return: 0; -EINVAL for an index this allocator never issued (foreign or
+ * corrupt); -ENOENT for an index already freed (double free, stale index).
+ * Refused frees change nothing, are counted in num_bad_frees and logged at
+ * FLEX_LOG_ERR. -ENOMEM if host memory for the free-block index ran out
+ * (the allocation stays live; try again later).
+ */
+int flex_alloc_free(struct flex_alloc *a, flex_alloc_index_t index);
+
+/**
+ * flex_alloc_resolve() - the VirtualAddress of a live allocation.
+ * @va:		its region id and offset.
+ * @size:	if not NULL, its block size (the rounded size).
+ *
+ * Return: 0, or -EINVAL / -ENOENT as flex_alloc_free().
+ */
+int flex_alloc_resolve(struct flex_alloc *a, flex_alloc_index_t index,
+		       struct flex_vaddr *va, uint64_t *size);
+
+/**
+ * flex_alloc_last_error() - why the calling thread's last failed call
+ * failed (any flex_alloc_* function returning an error, including
+ * flex_alloc_new()). Like dlerror(): the text is per thread, stays valid
+ * until that thread's next failure, and is "" if it had none. Never NULL.
+ */
+const char *flex_alloc_last_error(void);
+
+/**
+ * flex_alloc_set_pressure_callback() - register (or with NULL remove) the
+ * memory-pressure callback, replacing the one from the config.
+ */
+void flex_alloc_set_pressure_callback(struct flex_alloc *a, flex_alloc_pressure_fn fn,
+				      void *user);
+
+/**
+ * struct flex_alloc_stats - counters in the spirit of PyTorch's memory
+ * stats. Byte counts are block sizes (rounded); "requested" is what callers
+ * asked for before rounding.
+ */
+struct flex_alloc_stats {
+	uint64_t allocated_bytes;	/* in live allocations now */
+	uint64_t peak_allocated_bytes;	/* highest allocated_bytes so far */
+	uint64_t requested_bytes;	/* asked by live allocations, unrounded */
+	uint64_t reserved_bytes;	/* in regions held now */
+	uint64_t peak_reserved_bytes;	/* highest reserved_bytes so far */
+	uint64_t free_bytes;		/* reserved - allocated */
+	uint64_t largest_free_block;	/* in any region */
+	uint64_t num_allocs;		/* successful allocations */
+	uint64_t num_frees;		/* successful frees */
+	uint64_t num_failed_allocs;	/* allocations that returned an error */
+	uint64_t num_bad_frees;		/* frees refused (double, stale, foreign) */
+	uint64_t num_live_blocks;	/* allocations alive now */
+	uint64_t num_free_blocks;	/* free blocks now, all regions */
+	uint64_t num_region_acquires;	/* regions acquired so far */
+	uint64_t num_region_releases;	/* regions given back so far */
+	uint32_t num_regions;		/* regions held now */
+	uint32_t max_regions;		/* effective limit */
+	uint32_t regions_locked;	/* 1 once no region will be acquired */
+	uint32_t pad;
+	/* 1 - largest free block / free bytes, over all regions; 0 if none free */
+	double fragmentation;
+};
+
+/**
+ * flex_alloc_get_stats() - fill @st. Each region is read under its lock,
+ * so figures are exact when no other thread is allocating; with concurrent
+ * calls they are per-region consistent, and peak_allocated_bytes (summed
+ * from the regions at each allocation) may miss a peak that only existed
+ * between overlapping calls. Return: 0.
+ */
+int flex_alloc_get_stats(struct flex_alloc *a, struct flex_alloc_stats *st);
+
+/** struct flex_alloc_region_stats - one region, as flex_alloc_get_stats(). */
+struct flex_alloc_region_stats {
+	uint64_t region_id;
+	uint64_t size;
+	uint64_t allocated_bytes;
+	uint64_t free_bytes;
+	uint64_t largest_free_block;
+	uint64_t num_live_blocks;
+	uint64_t num_free_blocks;
+	uint64_t num_allocs;
+	uint64_t num_frees;
+	double fragmentation;		/* 1 - largest free / free, this region */
+};
+
+/**
+ * flex_alloc_get_region_stats() - the @n-th region held now (from 0, in
+ * the order of the allocator's region slots, which is acquisition order
+ * until a region is released). Return: 0, or -ENOENT past the last one.
+ */
+int flex_alloc_get_region_stats(struct flex_alloc *a, unsigned int n,
+				struct flex_alloc_region_stats *out);
+
+/** struct flex_alloc_block_info - one block, as flex_alloc_walk() sees it. */
+struct flex_alloc_block_info {
+	unsigned int region;		/* n as in flex_alloc_get_region_stats() */
+	unsigned int is_free;		/* 1 free, 0 allocated */
+	uint64_t region_id;
+	uint64_t offset;
+	uint64_t size;
+	enum flex_alloc_kind kind;	/* allocated blocks only */
+	flex_alloc_index_t index;	/* allocated blocks only, else NONE */
+	uint64_t requested;		/* allocated blocks only: size asked */
+};
+
+/**
+ * flex_alloc_walk() - call @fn for every block, free and allocated, region
+ * by region in offset order. Each region is walked under its lock: @fn
+ * must not call into the allocator. A non-zero return from @fn stops the
+ * walk and is returned. Return: 0 or what @fn returned.
+ */
+int flex_alloc_walk(struct flex_alloc *a,
+		    int (*fn)(void *user, const struct flex_alloc_block_info *blk),
+		    void *user);
+
+enum flex_alloc_report_format {
+	FLEX_ALLOC_REPORT_SUMMARY = 0,	/* human-readable totals and regions */
+	FLEX_ALLOC_REPORT_CSV = 1,	/* summary as '#' lines, then one row per block */
+	FLEX_ALLOC_REPORT_JSON = 2,	/* one JSON object: summary, regions, blocks */
+};
+
+/**
+ * flex_alloc_report() - write a memory report to @out.
+ * Return: 0, -EINVAL for a bad @format, -EIO if writing failed.
+ */
+int flex_alloc_report(struct flex_alloc *a, FILE *out, enum flex_alloc_report_format format);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FLEX_ALLOCATOR_H */

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * flex/device.h - a flex device node and its memory regions.
+ *
+ * Thin wrappers of the ioctls in <linux/flex.h> (Documentation/flex/uapi.rst
+ * describes each call and its errors). Every function returns 0 or a
+ * negative errno, the driver's own when the ioctl failed.
+ *
+ * Regions belong to the open file: closing the device (the last reference)
+ * gives back every region still held, and the driver tears down mappings.
+ */
+#ifndef FLEX_DEVICE_H
+#define FLEX_DEVICE_H
+
+#include <stdint.h>
+
+#include <linux/flex.h>
+#include <flex/region_source.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct flex_device;
+
+/**
+ * flex_device_open() - open a device node (/dev/flexN, /dev/flexNvfM).
+ * @path:	the node.
+ * @out:	the device, with one reference.
+ *
+ * Checks that the node speaks this uapi: FLEX_IOCTL_QUERY must succeed and
+ * report FLEX_UAPI_MAJOR.
+ *
+ * Return: 0; open(2)'s errors (-ENOENT, -EACCES, ...); -ENOTTY if the node
+ * is not a flex device; -EPROTO for another uapi major version; -ENOMEM.
+ */
+int flex_device_open(const char *path, struct flex_device **out);
+
+/** flex_device_ref() - take a reference; returns @dev. */
+struct flex_device *flex_device_ref(struct flex_device *dev);
+
+/**
+ * flex_device_close() - drop a reference; the last one closes the file
+ * (which gives back its regions). NULL is ignored.
+ */
+void flex_device_close(struct flex_device *dev);
+
+/** flex_device_fd() - the open file descriptor (owned by @dev). */
+int flex_device_fd(const struct flex_device *dev);
+
+/** flex_device_query() - FLEX_IOCTL_QUERY: mode, table size, memory. */
+int flex_device_query(struct flex_device *dev, struct flex_query *out);
+
+/**
+ * flex_device_region_acquire() - FLEX_IOCTL_REGION_ACQUIRE.
+ * @size:	bytes, a non-zero multiple of flex_query.region_align.
+ * @out:	the region: region_id, mmap_offset, handle, lut_index.
+ *
+ * Return: 0; -EINVAL bad size; -E2BIG larger than the device; -ENOSPC
+ * lookup table (or PF region cap) full; -ENOMEM no free range that large.
+ */
+int flex_device_region_acquire(struct flex_device *dev, uint64_t size,
+			       struct flex_region_acquire *out);
+
+/** flex_device_region_release() - FLEX_IOCTL_REGION_RELEASE (-ENOENT: not ours). */
+int flex_device_region_release(struct flex_device *dev, uint64_t region_id);
+
+/** flex_device_region_info() - FLEX_IOCTL_REGION_INFO: size, mmap offset, residency. */
+int flex_device_region_info(struct flex_device *dev, uint64_t region_id,
+			    struct flex_region_info *out);
+
+/**
+ * flex_device_region_mmap() - map a whole region (MAP_SHARED).
+ * @prot:	PROT_READ and/or PROT_WRITE.
+ * @addr:	the mapping.
+ * @len:	its length (the region size); unmap with munmap(*addr, *len).
+ *
+ * Return: 0; -EOPNOTSUPP if the device lacks FLEX_CAP_MMAP; the errors of
+ * flex_device_region_info() and mmap(2).
+ */
+int flex_device_region_mmap(struct flex_device *dev, uint64_t region_id, int prot,
+			    void **addr, uint64_t *len);
+
+/**
+ * flex_region_source_from_device() - the driver-backed region source.
+ * @dev:	the device; the source takes a reference.
+ * @out:	the source, with one reference.
+ *
+ * Sizes asked are rounded up to flex_query.region_align. Region ids are the
+ * driver's: the physical address on a PF, the lookup-table index on a VF.
+ * Its table_entries is flex_query.table_entries, so an allocator on it
+ * never holds more regions than the function's lookup table has.
+ *
+ * Return: 0, the errors of flex_device_query(), -ENOMEM.
+ */
+int flex_region_source_from_device(struct flex_device *dev, struct flex_region_source **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FLEX_DEVICE_H */

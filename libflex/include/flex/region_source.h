@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * flex/region_source.h - where FlexAllocator gets its memory regions from.
+ *
+ * A region source hands out large contiguous regions of device memory (the
+ * RFC's DeviceMemoryAllocator). FlexAllocator acquires a few of them and
+ * carves its blocks out of them; it never touches the memory itself, so a
+ * source only has to say which region it gave (an id and a size).
+ *
+ * Three sources exist:
+ *  - flex_region_source_from_device() (flex/device.h): the flex driver's
+ *    region ioctls, what runs for real;
+ *  - flex_region_source_new_memory(): a simulated device that only counts
+ *    bytes and lookup-table entries, for tests, benchmarks and dry runs;
+ *  - flex_region_source_new(): any other backend, from a table of callbacks.
+ *
+ * Sources are reference counted: FlexAllocator takes a reference for its
+ * lifetime, so the creator may drop its own right after flex_alloc_new().
+ * All functions are safe to call from several threads when the callbacks
+ * are; the built-in sources are.
+ */
+#ifndef FLEX_REGION_SOURCE_H
+#define FLEX_REGION_SOURCE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A region a source handed out. */
+struct flex_region {
+	/*
+	 * The region's id in VirtualAddresses: on a physical function its
+	 * physical address, on a virtual function its lookup-table index.
+	 */
+	uint64_t region_id;
+	/* Bytes in the region; at least the size asked for. */
+	uint64_t size;
+};
+
+/**
+ * struct flex_region_source_ops - callbacks of a plug-in region source.
+ * @acquire:	take a region of at least @size bytes and describe it in @out.
+ *		Return 0, or a negative errno: -ENOSPC when the source can hold
+ *		no more regions at all (lookup table full: FlexAllocator stops
+ *		trying and locks its region set), any other error (-ENOMEM,
+ *		-E2BIG, ...) when this size cannot be had (it tries the next,
+ *		smaller fallback size). Required.
+ * @release:	give back a region @acquire returned. Return 0 or a negative
+ *		errno. Required.
+ * @destroy:	called once when the last reference is dropped, to free @user.
+ *		Optional.
+ */
+struct flex_region_source_ops {
+	int (*acquire)(void *user, uint64_t size, struct flex_region *out);
+	int (*release)(void *user, const struct flex_region *region);
+	void (*destroy)(void *user);
+};
+
+struct flex_region_source;
+
+/**
+ * flex_region_source_new() - wrap callbacks into a region source.
+ * @ops:	the callbacks; copied, so it may live on the stack.
+ * @user:	passed to every callback.
+ * @table_entries: the most regions the source can hold at once (its lookup
+ *		table), or 0 for no limit. FlexAllocator never holds more.
+ * @out:	the new source, with one reference.
+ *
+ * Return: 0, -EINVAL if @ops lacks acquire or release, -ENOMEM.
+ */
+int flex_region_source_new(const struct flex_region_source_ops *ops, void *user,
+			   unsigned int table_entries,
+			   struct flex_region_source **out);
+
+/**
+ * flex_region_source_new_memory() - a simulated device, in host memory.
+ * @capacity:	bytes of "device memory"; a region is granted while its size
+ *		fits in what the regions held now leave free (-ENOMEM, or
+ *		-E2BIG when larger than @capacity itself).
+ * @table_entries: lookup-table entries (-ENOSPC once all are used), 0 for
+ *		no limit.
+ * @out:	the new source, with one reference.
+ *
+ * Region ids are lookup-table indices as on a virtual function: the lowest
+ * free entry, from 0. No memory is allocated for the regions' contents.
+ *
+ * Return: 0, -EINVAL for a zero @capacity, -ENOMEM.
+ */
+int flex_region_source_new_memory(uint64_t capacity, unsigned int table_entries,
+				  struct flex_region_source **out);
+
+/** flex_region_source_ref() - take a reference; returns @src. */
+struct flex_region_source *flex_region_source_ref(struct flex_region_source *src);
+
+/**
+ * flex_region_source_unref() - drop a reference; the last one calls the
+ * destroy callback and frees the source. NULL is ignored.
+ */
+void flex_region_source_unref(struct flex_region_source *src);
+
+/** flex_region_source_table_entries() - the limit given at creation (0: none). */
+unsigned int flex_region_source_table_entries(const struct flex_region_source *src);
+
+/**
+ * flex_region_source_acquire() - take a region of at least @size bytes.
+ *
+ * Return: 0 and @out filled; -EINVAL for a zero @size, or when the source
+ * returned a region smaller than asked (it is given back); -EIO when a
+ * callback returned a positive value; else the source's negative errno.
+ */
+int flex_region_source_acquire(struct flex_region_source *src, uint64_t size,
+			       struct flex_region *out);
+
+/** flex_region_source_release() - give @region back. Return: 0 or -errno. */
+int flex_region_source_release(struct flex_region_source *src,
+			       const struct flex_region *region);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FLEX_REGION_SOURCE_H */

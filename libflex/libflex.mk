@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: GPL-2.0
+# libflex: the userspace library, its Check unit tests and the allocator
+# benchmark. Included by the top-level Makefile (BUILD, CFLAGS_COMMON,
+# LDFLAGS_COMMON, RESULTS come from there).
+#
+#   make libflex      $(BUILD)/libflex.a and $(BUILD)/libflex.so
+#   make check-unit   every tests/unit/test_<name>.c, TAP in $(RESULTS)/unit-<name>.tap;
+#                     the threaded tests again under ThreadSanitizer (unit-threads-tsan.tap)
+#   make bench-alloc  tests/bench/alloc_bench.c at -O2: the `bench:` lines
+
+LIBFLEX_SRCS	:= $(wildcard libflex/src/*.c)
+LIBFLEX_HDRS	:= $(wildcard libflex/include/flex/*.h libflex/src/*.h) uapi/linux/flex.h
+LIBFLEX_OBJS	:= $(patsubst libflex/src/%.c,$(BUILD)/libflex/%.o,$(LIBFLEX_SRCS))
+# Only functions marked FLEX_EXPORT (the public headers' API) are visible.
+LIBFLEX_CFLAGS	:= $(CFLAGS_COMMON) -fPIC -fvisibility=hidden
+
+# Check runs the tests; json-c parses the JSON reports they check.
+CHECK_CFLAGS	 = $(shell pkg-config --cflags check json-c)
+CHECK_LIBS	 = $(shell pkg-config --libs check json-c)
+
+UNIT_SRCS	:= $(wildcard tests/unit/test_*.c)
+UNIT_NAMES	:= $(patsubst tests/unit/test_%.c,%,$(UNIT_SRCS))
+UNIT_BINS	:= $(addprefix $(BUILD)/unit/test_,$(UNIT_NAMES))
+UNIT_HELPERS	:= $(filter-out $(UNIT_SRCS),$(wildcard tests/unit/*.c))
+UNIT_HDRS	:= $(wildcard tests/unit/*.h)
+# -Ilibflex/src: white-box tests of internal data structures (btree.h).
+UNIT_CFLAGS	 = $(CFLAGS_COMMON) -Itests/unit -Ilibflex/src $(CHECK_CFLAGS)
+
+# ThreadSanitizer build of the library and the threaded tests.
+TSAN_FLAGS	:= -fsanitize=thread -O1 -g
+TSAN_OBJS	:= $(patsubst libflex/src/%.c,$(BUILD)/tsan/libflex/%.o,$(LIBFLEX_SRCS))
+TSAN_TESTS	:= threads
+
+.PHONY: libflex check-unit unit-tests bench-alloc
+# Built through a pattern chain: keep them, they are not throwaway intermediates.
+.SECONDARY: $(TSAN_OBJS)
+
+libflex: $(BUILD)/libflex.a $(BUILD)/libflex.so
+
+$(BUILD)/libflex/%.o: libflex/src/%.c $(LIBFLEX_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIBFLEX_CFLAGS) -c -o $@ $<
+
+$(BUILD)/libflex.a: $(LIBFLEX_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/libflex.so: $(LIBFLEX_OBJS)
+	$(CC) -shared -Wl,-soname,libflex.so -Wl,-z,defs -o $@ $^ $(LDFLAGS_COMMON)
+
+# ---- unit tests ----
+
+$(BUILD)/unit/test_%: tests/unit/test_%.c $(UNIT_HELPERS) $(UNIT_HDRS) $(BUILD)/libflex.a | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_HELPERS) $(BUILD)/libflex.a $(CHECK_LIBS) $(LDFLAGS_COMMON)
+
+$(BUILD)/tsan/libflex/%.o: libflex/src/%.c $(LIBFLEX_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(TSAN_FLAGS) -c -o $@ $<
+
+$(BUILD)/tsan/test_%: tests/unit/test_%.c $(UNIT_HELPERS) $(UNIT_HDRS) $(TSAN_OBJS) | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) $(TSAN_FLAGS) -o $@ $< $(UNIT_HELPERS) $(TSAN_OBJS) \
+		$(CHECK_LIBS) $(LDFLAGS_COMMON)
+
+unit-tests: $(UNIT_BINS) $(addprefix $(BUILD)/tsan/test_,$(TSAN_TESTS))
+
+# Every program runs even if an earlier one failed; the target fails if any did.
+# Check writes TAP to CK_TAP_LOG_FILE_NAME. Under TSan, Check runs each test in
+# the same process (CK_FORK=no); a race stops it with exit code 66, recorded
+# as a failed TAP line since Check cannot write one then.
+check-unit: unit-tests
+	@mkdir -p $(RESULTS)
+	@status=0; \
+	for t in $(UNIT_NAMES); do \
+		echo "unit: $$t"; \
+		CK_TAP_LOG_FILE_NAME=$(RESULTS)/unit-$$t.tap $(BUILD)/unit/test_$$t || status=1; \
+	done; \
+	for t in $(TSAN_TESTS); do \
+		echo "unit: $$t under ThreadSanitizer"; \
+		tap=$(RESULTS)/unit-$$t-tsan.tap; \
+		TSAN_OPTIONS="halt_on_error=1 exitcode=66" CK_FORK=no \
+		CK_TAP_LOG_FILE_NAME=$$tap $(BUILD)/tsan/test_$$t; rc=$$?; \
+		if [ $$rc -ne 0 ]; then status=1; fi; \
+		if [ $$rc -eq 66 ] || [ $$rc -gt 128 ]; then \
+			echo "not ok 9999 - $$t: ThreadSanitizer report or crash (exit $$rc)" >> $$tap; \
+		fi; \
+	done; \
+	exit $$status
+
+# ---- benchmark ----
+
+$(BUILD)/bench/alloc_bench: tests/bench/alloc_bench.c $(BUILD)/libflex.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -O2 -o $@ $< $(BUILD)/libflex.a $(LDFLAGS_COMMON) -lm
+
+bench-alloc: $(BUILD)/bench/alloc_bench
+	$(BUILD)/bench/alloc_bench

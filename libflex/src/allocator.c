@@ -1,0 +1,723 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * FlexAllocator: regions, strategies, allocate, free, resolve.
+ * The rules are in include/flex/allocator.h; the locking in
+ * allocator_internal.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocator_internal.h"
+
+#define GiB (1ULL << 30)
+
+FLEX_EXPORT void flex_alloc_config_init(struct flex_alloc_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->region_strategy = FLEX_ALLOC_LOAD_BALANCING;
+	cfg->block_strategy = FLEX_ALLOC_FIRST_FIT;
+	cfg->num_fallback_sizes = 3;
+	cfg->fallback_sizes[0] = 12 * GiB;
+	cfg->fallback_sizes[1] = 8 * GiB;
+	cfg->fallback_sizes[2] = 4 * GiB;
+	cfg->max_regions = FLEX_ALLOC_DEFAULT_MAX_REGIONS;
+}
+
+FLEX_EXPORT uint64_t flex_alloc_round_size(uint64_t size)
+{
+	if (size > UINT64_MAX - (FLEX_ALLOC_ALIGN - 1))
+		return 0;
+	size = (size + FLEX_ALLOC_ALIGN - 1) & ~(FLEX_ALLOC_ALIGN - 1);
+	return size ? size : FLEX_ALLOC_ALIGN;
+}
+
+/* ---- regions ---- */
+
+/*
+ * Acquire one region, trying each fallback size in turn (the RFC's
+ * allocateNewRegion). Locks the region set when max_regions is reached or
+ * every size failed. Called with grow_lock held.
+ * Return: 0; -ENOSPC locked; -ENOMEM no size could be had, or host memory.
+ */
+static int acquire_region(struct flex_alloc *a)
+{
+	unsigned int n = atomic_load(&a->num_regions);
+	struct region *r = NULL;
+	int err = -ENOMEM;
+	char h[32];
+
+	if (atomic_load(&a->regions_locked))
+		return -ENOSPC;
+	if (n >= a->max_regions) {
+		atomic_store(&a->regions_locked, true);
+		alloc_debug(a, "regions locked: max_regions (%u) reached", a->max_regions);
+		return -ENOSPC;
+	}
+	for (unsigned int i = 0; i < a->max_regions && !r; i++)
+		if (!region_present(&a->regions[i]))
+			r = &a->regions[i];
+
+	for (unsigned int k = 0; k < a->num_fallback_sizes; k++) {
+		uint64_t size = a->fallback_sizes[k];
+		struct flex_region reg;
+
+		err = flex_region_source_acquire(a->src, size, &reg);
+		alloc_debug(a, "acquire region of %s (fallback %u of %u): %s",
+			    human_bytes(h, sizeof(h), size), k + 1, a->num_fallback_sizes,
+			    err ? strerror(-err) : "ok");
+		if (err == -ENOSPC)
+			break;
+		if (err)
+			continue;
+
+		pthread_mutex_lock(r->lock);
+		err = region_activate(r, &reg);
+		if (!err)
+			atomic_store_explicit(&r->present, 1, memory_order_release);
+		pthread_mutex_unlock(r->lock);
+		if (err) {
+			flex_region_source_release(a->src, &reg);
+			if (err == -ENOMEM)
+				return err;	/* host memory: not the device's fault */
+			continue;
+		}
+		n = atomic_fetch_add(&a->num_regions, 1) + 1;
+		a->reserved_bytes += r->size;
+		if (a->reserved_bytes > a->peak_reserved_bytes)
+			a->peak_reserved_bytes = a->reserved_bytes;
+		a->num_region_acquires++;
+		alloc_debug(a, "region %u: id 0x%llx, %llu bytes (%s); %u of %u regions",
+			    r->slot, (unsigned long long)reg.region_id,
+			    (unsigned long long)r->size, human_bytes(h, sizeof(h), r->size),
+			    n, a->max_regions);
+		if (n >= a->max_regions) {
+			atomic_store(&a->regions_locked, true);
+			alloc_debug(a, "regions locked: max_regions (%u) reached", a->max_regions);
+		}
+		return 0;
+	}
+	atomic_store(&a->regions_locked, true);
+	alloc_debug(a, "regions locked: no fallback size could be acquired (%s)",
+		    strerror(-err));
+	return err == -ENOSPC ? -ENOSPC : -ENOMEM;
+}
+
+static int acquire_region_locked(struct flex_alloc *a)
+{
+	int err;
+
+	pthread_mutex_lock(&a->grow_lock);
+	err = acquire_region(a);
+	pthread_mutex_unlock(&a->grow_lock);
+	return err;
+}
+
+/* Give @r back to the source if it is still entirely free. No lock held. */
+static void release_if_empty(struct flex_alloc *a, struct region *r)
+{
+	struct flex_region src;
+	uint64_t size;
+	int err;
+
+	pthread_mutex_lock(&a->grow_lock);
+	pthread_mutex_lock(r->lock);
+	if (!region_present(r) || r->num_live) {
+		pthread_mutex_unlock(r->lock);
+		pthread_mutex_unlock(&a->grow_lock);
+		return;
+	}
+	atomic_store_explicit(&r->present, 0, memory_order_release);
+	src = r->src;
+	size = r->size;
+	region_deactivate(r);
+	pthread_mutex_unlock(r->lock);
+
+	err = flex_region_source_release(a->src, &src);
+	atomic_fetch_sub(&a->num_regions, 1);
+	a->reserved_bytes -= size;
+	a->num_region_releases++;
+	/* Room in the table and in the source again. */
+	atomic_store(&a->regions_locked, false);
+	pthread_mutex_unlock(&a->grow_lock);
+	if (err)
+		alloc_log(a, FLEX_LOG_ERR, "flex_alloc: releasing region id 0x%llx: %s",
+			  (unsigned long long)src.region_id, strerror(-err));
+	alloc_debug(a, "region %u: id 0x%llx released, entirely free",
+		    r->slot, (unsigned long long)src.region_id);
+}
+
+/* ---- placement ---- */
+
+/*
+ * The next region to try among @mask (bit per region slot), by the region
+ * strategy, judged by each region's last published free bytes and largest
+ * free block. Ties go to the lower slot, the region acquired first.
+ */
+static struct region *next_candidate(struct flex_alloc *a, uint64_t g_bytes, uint64_t mask)
+{
+	bool fill_first = a->region_strategy == FLEX_ALLOC_FILL_FIRST;
+	struct region *best = NULL;
+	uint64_t best_free = 0;
+
+	while (mask) {
+		unsigned int i = (unsigned int)__builtin_ctzll(mask);
+		struct region *r = &a->regions[i];
+		uint64_t f;
+
+		mask &= mask - 1;
+		if (!region_present(r) ||
+		    atomic_load_explicit(&r->snap_largest, memory_order_relaxed) < g_bytes)
+			continue;
+		f = atomic_load_explicit(&r->snap_free, memory_order_relaxed);
+		if (!best || (fill_first ? f < best_free : f > best_free)) {
+			best = r;
+			best_free = f;
+		}
+	}
+	return best;
+}
+
+/*
+ * Region affinity under contention. The strategies pick regions by their
+ * free bytes, which sends every thread to every region: with several
+ * threads, each operation then pulls the region's cache lines from another
+ * core, and two threads get far less done than one. So a thread that met
+ * a region locked by another thread (in its last AFFINITY_OPS allocations
+ * on this allocator) first tries the region of its previous allocation if
+ * that one has a fitting block, and only then the strategy's order. A
+ * thread that never meets contention (any single-threaded use) always
+ * gets exactly the strategy's choice. The state is the calling thread's
+ * own, like errno, for the allocator it last used.
+ *
+ * The window is long because once threads have settled in different
+ * regions they stop meeting each other: with 1024 allocations they fell
+ * back to the strategy, mixed again, and two threads did 0.6 times the
+ * work of one in tests/bench/alloc_bench.c; with 65536 about 1.05 times
+ * (the two vCPUs of the machine measured give 1.1-1.9 times on work that
+ * shares nothing).
+ */
+#define AFFINITY_OPS	65536U
+
+struct affinity {
+	const struct flex_alloc *a;
+	uint64_t tag;			/* a's tag: a reused address is not a match */
+	unsigned int region;		/* slot of the previous allocation */
+	unsigned int contended;		/* operations left in affinity mode */
+};
+
+/* initial-exec: no __tls_get_addr call on every allocation of a shared libflex. */
+static __thread struct affinity affinity __attribute__((tls_model("initial-exec")));
+
+static struct affinity *affinity_of(const struct flex_alloc *a)
+{
+	if (affinity.a != a || affinity.tag != a->tag)
+		affinity = (struct affinity){ .a = a, .tag = a->tag };
+	return &affinity;
+}
+
+/* Another thread held a lock this thread wanted. */
+static void met_contention(const struct flex_alloc *a)
+{
+	affinity_of(a)->contended = AFFINITY_OPS;
+}
+
+/*
+ * Allocate in @r, whose lock is held.
+ * Return: 0; -ENOSPC no room here; -ENOMEM host memory.
+ */
+static int place_in(struct flex_alloc *a, struct region *r, uint32_t g, uint64_t size,
+		    enum flex_alloc_kind kind, flex_alloc_index_t *out)
+{
+	struct affinity *aff = affinity_of(a);
+	uint64_t bytes, now, peak;
+	uint32_t start, slot;
+	struct slot *s;
+	int err;
+
+	if (!region_present(r))
+		return -ENOSPC;
+	err = slot_get(&r->slots, &slot);
+	if (err)
+		return err;
+	err = region_alloc(r, g, kind, &start);
+	if (err) {
+		slot_put(&r->slots, slot);
+		return err;
+	}
+	s = slot_at(&r->slots, slot);
+	s->start = start;
+	s->size = g;
+	s->kind = (uint8_t)kind;
+	s->requested = size;
+	r->requested_bytes += size;
+	r->num_allocs++;
+	region_publish(r);
+	*out = make_index(a, r->slot, slot, s->gen);
+	aff->region = r->slot;
+
+	/*
+	 * The peak is the sum of what the regions last published: exact when
+	 * calls do not overlap. Under contention it is sampled every 64th
+	 * allocation, since reading the lines other threads write is what
+	 * affinity avoids.
+	 */
+	bytes = gran_to_bytes(g);
+	if (!aff->contended || (r->num_allocs & 63) == 0) {
+		now = 0;
+		for (unsigned int i = 0; i < a->max_regions; i++)
+			now += atomic_load_explicit(&a->regions[i].snap_allocated, memory_order_relaxed);
+		peak = atomic_load_explicit(&a->peak_allocated_bytes, memory_order_relaxed);
+		while (now > peak &&
+		       !atomic_compare_exchange_weak_explicit(&a->peak_allocated_bytes, &peak, now,
+							      memory_order_relaxed, memory_order_relaxed))
+			;
+	}
+	alloc_debug(a, "alloc %llu bytes (block %llu) for a %s: index 0x%llx, region 0x%llx offset 0x%llx",
+		    (unsigned long long)size, (unsigned long long)bytes, kind_name(kind),
+		    (unsigned long long)*out, (unsigned long long)r->src.region_id,
+		    (unsigned long long)gran_to_bytes(start));
+	return 0;
+}
+
+/*
+ * Try the regions in strategy order (after the thread's previous region,
+ * under contention). A region another thread holds is skipped at first and
+ * waited for only if no other one had room.
+ * Return: 0; -ENOSPC nothing fits; -ENOMEM host memory.
+ */
+static int try_regions(struct flex_alloc *a, uint32_t g, uint64_t size,
+		       enum flex_alloc_kind kind, flex_alloc_index_t *out)
+{
+	uint64_t all = a->max_regions == 64 ? UINT64_MAX : (1ULL << a->max_regions) - 1;
+	uint64_t g_bytes = gran_to_bytes(g), busy = 0, mask = all;
+	struct affinity *aff = affinity_of(a);
+	struct region *r;
+	int err;
+
+	if (aff->contended) {
+		aff->contended--;
+		r = &a->regions[aff->region];
+		if (region_present(r) &&
+		    atomic_load_explicit(&r->snap_largest, memory_order_relaxed) >= g_bytes) {
+			if (pthread_mutex_trylock(r->lock) == 0) {
+				err = place_in(a, r, g, size, kind, out);
+				pthread_mutex_unlock(r->lock);
+				if (err != -ENOSPC)
+					return err;
+				mask &= ~(1ULL << r->slot);
+			} else {
+				met_contention(a);
+			}
+		}
+	}
+	while ((r = next_candidate(a, g_bytes, mask))) {
+		mask &= ~(1ULL << r->slot);
+		if (pthread_mutex_trylock(r->lock)) {
+			busy |= 1ULL << r->slot;
+			met_contention(a);
+			continue;
+		}
+		err = place_in(a, r, g, size, kind, out);
+		pthread_mutex_unlock(r->lock);
+		if (err != -ENOSPC)
+			return err;
+	}
+	while ((r = next_candidate(a, g_bytes, busy))) {
+		busy &= ~(1ULL << r->slot);
+		pthread_mutex_lock(r->lock);
+		err = place_in(a, r, g, size, kind, out);
+		pthread_mutex_unlock(r->lock);
+		if (err != -ENOSPC)
+			return err;
+	}
+	return -ENOSPC;
+}
+
+/* One allocation attempt with the region strategy's acquisition rule. */
+static int attempt(struct flex_alloc *a, uint32_t g, uint64_t size, enum flex_alloc_kind kind,
+		   flex_alloc_index_t *out)
+{
+	int err;
+
+	/* LoadBalancing: a new region first, while the set is not locked. */
+	if (a->region_strategy == FLEX_ALLOC_LOAD_BALANCING &&
+	    !atomic_load_explicit(&a->regions_locked, memory_order_relaxed)) {
+		err = acquire_region_locked(a);
+		if (err == -ENOMEM && !atomic_load(&a->regions_locked))
+			return err;	/* host memory */
+	}
+	err = try_regions(a, g, size, kind, out);
+	/* FillFirst: a new region only when no region has room. */
+	if (err == -ENOSPC && a->region_strategy == FLEX_ALLOC_FILL_FIRST &&
+	    !atomic_load(&a->regions_locked)) {
+		err = acquire_region_locked(a);
+		if (err == -ENOMEM && !atomic_load(&a->regions_locked))
+			return err;
+		err = try_regions(a, g, size, kind, out);
+	}
+	return err;
+}
+
+/* The out-of-memory message: what was asked, what is free, where. */
+static void describe_oom(struct flex_alloc *a, uint64_t size, uint64_t rounded,
+			 enum flex_alloc_kind kind)
+{
+	struct msgbuf m = error_begin();
+	uint64_t total = 0, largest = 0;
+	unsigned int n = 0;
+	char h[32];
+	struct {
+		uint64_t id, size, free, largest;
+	} rs[FLEX_ALLOC_REGIONS_LIMIT];
+
+	for (unsigned int i = 0; i < a->max_regions; i++) {
+		struct region *r = &a->regions[i];
+
+		pthread_mutex_lock(r->lock);
+		if (region_present(r)) {
+			rs[n].id = r->src.region_id;
+			rs[n].size = r->size;
+			rs[n].free = r->free_bytes;
+			rs[n].largest = region_largest_free(r);
+			total += rs[n].free;
+			if (rs[n].largest > largest)
+				largest = rs[n].largest;
+			n++;
+		}
+		pthread_mutex_unlock(r->lock);
+	}
+	msgbuf_printf(&m, "out of device memory: asked %llu bytes (%s, block %llu) for a %s; ",
+		      (unsigned long long)size, human_bytes(h, sizeof(h), size),
+		      (unsigned long long)rounded, kind_name(kind));
+	msgbuf_printf(&m, "%u of %u regions, %s; free %llu bytes in total, largest free block %llu bytes",
+		      n, a->max_regions,
+		      atomic_load(&a->regions_locked) ? "locked" : "not locked",
+		      (unsigned long long)total, (unsigned long long)largest);
+	for (unsigned int i = 0; i < n; i++)
+		msgbuf_printf(&m, "; region 0x%llx: size %llu, free %llu, largest free block %llu",
+			      (unsigned long long)rs[i].id, (unsigned long long)rs[i].size,
+			      (unsigned long long)rs[i].free, (unsigned long long)rs[i].largest);
+}
+
+FLEX_EXPORT int flex_alloc_alloc(struct flex_alloc *a, uint64_t size, enum flex_alloc_kind kind,
+				 flex_alloc_index_t *out)
+{
+	uint64_t rounded = flex_alloc_round_size(size);
+	flex_alloc_pressure_fn pressure;
+	void *pressure_user;
+	uint32_t g;
+	int err;
+
+	if ((unsigned int)kind > FLEX_ALLOC_PROGRAM) {
+		atomic_fetch_add(&a->num_failed_allocs, 1);
+		return error_set(-EINVAL, "flex_alloc_alloc: unknown allocation kind %d", (int)kind);
+	}
+	if (!rounded) {
+		atomic_fetch_add(&a->num_failed_allocs, 1);
+		return error_set(-EINVAL, "flex_alloc_alloc: size %llu cannot be rounded up to %llu bytes",
+				 (unsigned long long)size, FLEX_ALLOC_ALIGN);
+	}
+	/* Larger than any region can be: never fits (g 0 matches nothing). */
+	g = rounded > FLEX_ALLOC_REGION_SIZE_LIMIT ? 0 : (uint32_t)(rounded >> GRANULE_SHIFT);
+
+	err = g ? attempt(a, g, size, kind, out) : -ENOSPC;
+	if (err == -ENOSPC) {
+		pthread_mutex_lock(&a->grow_lock);
+		pressure = a->pressure_fn;
+		pressure_user = a->pressure_user;
+		pthread_mutex_unlock(&a->grow_lock);
+		if (pressure) {
+			alloc_debug(a, "no room for %llu bytes: calling the memory-pressure callback",
+				    (unsigned long long)size);
+			pressure(a, size, pressure_user);
+			if (g)
+				err = attempt(a, g, size, kind, out);
+		}
+	}
+	if (!err)
+		return 0;
+	atomic_fetch_add(&a->num_failed_allocs, 1);
+	if (err == -ENOSPC) {
+		describe_oom(a, size, rounded, kind);
+		alloc_debug(a, "%s", flex_alloc_last_error());
+		return -ENOMEM;
+	}
+	return error_set(err, "flex_alloc_alloc: out of host memory for block metadata (%llu bytes asked)",
+			 (unsigned long long)size);
+}
+
+/* ---- indices ---- */
+
+/*
+ * Find the live block of @index and lock its region.
+ * Return: 0 with the region locked; -EINVAL / -ENOENT unlocked, message set.
+ */
+static int lookup(struct flex_alloc *a, flex_alloc_index_t index, const char *what,
+		  struct region **rp, uint32_t *slotp)
+{
+	unsigned int ri = (unsigned int)(index >> INDEX_REGION_SHIFT) & ((1U << INDEX_REGION_BITS) - 1);
+	uint32_t gen = (uint32_t)(index >> INDEX_GEN_SHIFT) & SLOT_GEN_MASK;
+	uint32_t slot = (uint32_t)index & (SLOT_MAX - 1);
+	struct region *r;
+	struct slot *s;
+
+	if ((index >> INDEX_TAG_SHIFT) != a->tag || ri >= a->max_regions || !gen)
+		return error_set(-EINVAL, "%s: index 0x%llx was not issued by this allocator",
+				 what, (unsigned long long)index);
+	r = &a->regions[ri];
+	if (pthread_mutex_trylock(r->lock)) {
+		met_contention(a);
+		pthread_mutex_lock(r->lock);
+	}
+	if (slot >= r->slots.capacity) {
+		pthread_mutex_unlock(r->lock);
+		return error_set(-EINVAL, "%s: index 0x%llx was not issued by this allocator",
+				 what, (unsigned long long)index);
+	}
+	s = slot_at(&r->slots, slot);
+	if (!s->live || s->gen != gen) {
+		pthread_mutex_unlock(r->lock);
+		return error_set(-ENOENT, "%s: index 0x%llx is not live: freed already (double free) or stale",
+				 what, (unsigned long long)index);
+	}
+	*rp = r;
+	*slotp = slot;
+	return 0;
+}
+
+FLEX_EXPORT int flex_alloc_free(struct flex_alloc *a, flex_alloc_index_t index)
+{
+	struct coalesce_info ci;
+	struct region *r;
+	struct slot *s;
+	uint64_t bytes;
+	uint32_t slot;
+	bool empty;
+	int err;
+
+	err = lookup(a, index, "flex_alloc_free", &r, &slot);
+	if (err) {
+		atomic_fetch_add(&a->num_bad_frees, 1);
+		alloc_log(a, FLEX_LOG_ERR, "flex_alloc: refused free: %s", flex_alloc_last_error());
+		return err;
+	}
+	s = slot_at(&r->slots, slot);
+	err = region_free(r, s->start, s->size, &ci);
+	if (err) {
+		pthread_mutex_unlock(r->lock);
+		return error_set(err, "flex_alloc_free: out of host memory for block metadata; index 0x%llx is still allocated",
+				 (unsigned long long)index);
+	}
+	bytes = gran_to_bytes(s->size);
+	r->requested_bytes -= s->requested;
+	r->num_frees++;
+	alloc_debug(a, "free index 0x%llx: region 0x%llx offset 0x%llx, %llu bytes",
+		    (unsigned long long)index, (unsigned long long)r->src.region_id,
+		    (unsigned long long)gran_to_bytes(s->start), (unsigned long long)bytes);
+	if (ci.with_prev || ci.with_next)
+		alloc_debug(a, "coalesce in region 0x%llx:%s%s -> free block at 0x%llx, %llu bytes",
+			    (unsigned long long)r->src.region_id,
+			    ci.with_prev ? " with previous" : "", ci.with_next ? " with next" : "",
+			    (unsigned long long)ci.start, (unsigned long long)ci.size);
+	slot_put(&r->slots, slot);
+	region_publish(r);
+	empty = (a->flags & FLEX_ALLOC_F_RELEASE_EMPTY) && r->num_live == 0;
+	pthread_mutex_unlock(r->lock);
+	if (empty)
+		release_if_empty(a, r);
+	return 0;
+}
+
+FLEX_EXPORT int flex_alloc_resolve(struct flex_alloc *a, flex_alloc_index_t index,
+				   struct flex_vaddr *va, uint64_t *size)
+{
+	struct region *r;
+	struct slot *s;
+	uint32_t slot;
+	int err;
+
+	err = lookup(a, index, "flex_alloc_resolve", &r, &slot);
+	if (err)
+		return err;
+	s = slot_at(&r->slots, slot);
+	va->region_id = r->src.region_id;
+	va->offset = gran_to_bytes(s->start);
+	if (size)
+		*size = gran_to_bytes(s->size);
+	pthread_mutex_unlock(r->lock);
+	return 0;
+}
+
+FLEX_EXPORT void flex_alloc_set_pressure_callback(struct flex_alloc *a, flex_alloc_pressure_fn fn,
+						  void *user)
+{
+	pthread_mutex_lock(&a->grow_lock);
+	a->pressure_fn = fn;
+	a->pressure_user = user;
+	pthread_mutex_unlock(&a->grow_lock);
+}
+
+/* ---- lifetime ---- */
+
+static int check_config(const struct flex_alloc_config *cfg, unsigned int table)
+{
+	const unsigned int known = FLEX_ALLOC_F_RELEASE_EMPTY | FLEX_ALLOC_F_GLOBAL_LOCK |
+				   FLEX_ALLOC_F_DEBUG;
+	unsigned int max;
+
+	if ((unsigned int)cfg->region_strategy > FLEX_ALLOC_FILL_FIRST)
+		return error_set(-EINVAL, "flex_alloc_new: unknown region strategy %d",
+				 (int)cfg->region_strategy);
+	if ((unsigned int)cfg->block_strategy > FLEX_ALLOC_BEST_FIT)
+		return error_set(-EINVAL, "flex_alloc_new: unknown block strategy %d",
+				 (int)cfg->block_strategy);
+	if (!cfg->num_fallback_sizes || cfg->num_fallback_sizes > FLEX_ALLOC_MAX_FALLBACK_SIZES)
+		return error_set(-EINVAL, "flex_alloc_new: %u fallback sizes, need 1 to %u",
+				 cfg->num_fallback_sizes, FLEX_ALLOC_MAX_FALLBACK_SIZES);
+	for (unsigned int k = 0; k < cfg->num_fallback_sizes; k++)
+		if (!cfg->fallback_sizes[k] || cfg->fallback_sizes[k] % FLEX_ALLOC_ALIGN)
+			return error_set(-EINVAL,
+					 "flex_alloc_new: fallback size %u (%llu) is not a non-zero multiple of %llu",
+					 k, (unsigned long long)cfg->fallback_sizes[k], FLEX_ALLOC_ALIGN);
+	if (!cfg->max_regions || cfg->max_regions > FLEX_ALLOC_REGIONS_LIMIT)
+		return error_set(-EINVAL, "flex_alloc_new: max_regions %u, need 1 to %u",
+				 cfg->max_regions, FLEX_ALLOC_REGIONS_LIMIT);
+	if (cfg->flags & ~known)
+		return error_set(-EINVAL, "flex_alloc_new: unknown flags 0x%x", cfg->flags & ~known);
+	max = table && table < cfg->max_regions ? table : cfg->max_regions;
+	if (cfg->fixed_regions > max)
+		return error_set(-EINVAL,
+				 "flex_alloc_new: %u fixed regions but at most %u (max_regions %u, table %u)",
+				 cfg->fixed_regions, max, cfg->max_regions, table);
+	if (cfg->fixed_regions && (cfg->flags & FLEX_ALLOC_F_RELEASE_EMPTY))
+		return error_set(-EINVAL,
+				 "flex_alloc_new: releasing empty regions needs lazy acquisition, not fixed regions");
+	return 0;
+}
+
+/*
+ * Tags of allocators created one after the other differ, so an index
+ * handed to the wrong allocator is refused: the tags of two allocators
+ * alive at once can only be equal if 2^INDEX_TAG_BITS allocators were
+ * created in between. The counter is the only process-wide state of
+ * libflex, and nothing but the tag depends on it.
+ */
+static _Atomic uint64_t next_tag;
+
+static bool env_on(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+FLEX_EXPORT int flex_alloc_new(struct flex_region_source *src, const struct flex_alloc_config *cfg,
+			       struct flex_alloc **out)
+{
+	struct flex_alloc_config defaults;
+	unsigned int table;
+	struct flex_alloc *a;
+	const char *report;
+	int err;
+
+	if (!src || !out)
+		return error_set(-EINVAL, "flex_alloc_new: no region source or no result pointer");
+	if (!cfg) {
+		flex_alloc_config_init(&defaults);
+		cfg = &defaults;
+	}
+	table = flex_region_source_table_entries(src);
+	err = check_config(cfg, table);
+	if (err)
+		return err;
+
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return error_set(-ENOMEM, "flex_alloc_new: out of host memory");
+	a->max_regions = table && table < cfg->max_regions ? table : cfg->max_regions;
+	a->regions = aligned_alloc(64, a->max_regions * sizeof(*a->regions));
+	report = cfg->report_path ? cfg->report_path : getenv("FLEX_ALLOC_REPORT");
+	if (report && *report)
+		a->report_path = strdup(report);
+	if (!a->regions || (report && *report && !a->report_path)) {
+		free(a->regions);
+		free(a->report_path);
+		free(a);
+		return error_set(-ENOMEM, "flex_alloc_new: out of host memory");
+	}
+	a->src = flex_region_source_ref(src);
+	a->region_strategy = cfg->region_strategy;
+	a->block_strategy = cfg->block_strategy;
+	a->num_fallback_sizes = cfg->num_fallback_sizes;
+	memcpy(a->fallback_sizes, cfg->fallback_sizes, sizeof(a->fallback_sizes));
+	a->flags = cfg->flags;
+	a->debug = (cfg->flags & FLEX_ALLOC_F_DEBUG) || env_on("FLEX_ALLOC_DEBUG");
+	a->log_fn = cfg->log_fn;
+	a->log_user = cfg->log_user;
+	a->pressure_fn = cfg->pressure_fn;
+	a->pressure_user = cfg->pressure_user;
+	/* From 1: small integers passed as indices are never this allocator's. */
+	a->tag = (atomic_fetch_add(&next_tag, 1) % ((1ULL << INDEX_TAG_BITS) - 1)) + 1;
+	pthread_mutex_init(&a->grow_lock, NULL);
+	pthread_mutex_init(&a->global_lock, NULL);
+	for (unsigned int i = 0; i < a->max_regions; i++)
+		region_setup(&a->regions[i], i,
+			     (cfg->flags & FLEX_ALLOC_F_GLOBAL_LOCK) ? &a->global_lock : NULL,
+			     cfg->block_strategy == FLEX_ALLOC_BEST_FIT);
+
+	alloc_debug(a, "new allocator: %s, %s, max_regions %u%s, %u fixed regions",
+		    cfg->region_strategy == FLEX_ALLOC_FILL_FIRST ? "fill-first" : "load-balancing",
+		    cfg->block_strategy == FLEX_ALLOC_BEST_FIT ? "best-fit" : "first-fit",
+		    a->max_regions, table ? " (capped by the source's table)" : "",
+		    cfg->fixed_regions);
+
+	if (cfg->fixed_regions) {
+		unsigned int got = 0;
+
+		pthread_mutex_lock(&a->grow_lock);
+		while (got < cfg->fixed_regions && acquire_region(a) == 0)
+			got++;
+		atomic_store(&a->regions_locked, true);
+		pthread_mutex_unlock(&a->grow_lock);
+		alloc_debug(a, "regions locked: %u of %u fixed regions acquired up front",
+			    got, cfg->fixed_regions);
+		if (!got) {
+			free(a->report_path);
+			a->report_path = NULL;	/* nothing to report */
+			flex_alloc_destroy(a);
+			return error_set(-ENOMEM,
+					 "flex_alloc_new: none of %u fixed regions could be acquired (sizes tried: %u fallback sizes from %llu bytes)",
+					 cfg->fixed_regions, cfg->num_fallback_sizes,
+					 (unsigned long long)cfg->fallback_sizes[0]);
+		}
+	}
+	*out = a;
+	return 0;
+}
+
+FLEX_EXPORT void flex_alloc_destroy(struct flex_alloc *a)
+{
+	uint64_t leaked = 0;
+
+	if (!a)
+		return;
+	if (a->report_path)
+		alloc_write_exit_report(a);
+	for (unsigned int i = 0; i < a->max_regions; i++) {
+		struct region *r = &a->regions[i];
+
+		if (region_present(r)) {
+			leaked += r->num_live;
+			flex_region_source_release(a->src, &r->src);
+		}
+		region_teardown(r);
+	}
+	alloc_debug(a, "destroyed with %llu allocations still live", (unsigned long long)leaked);
+	pthread_mutex_destroy(&a->grow_lock);
+	pthread_mutex_destroy(&a->global_lock);
+	flex_region_source_unref(a->src);
+	free(a->report_path);
+	free(a->regions);
+	free(a);
+}

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A flex device node: thin wrappers of the ioctls in <linux/flex.h>, and the
+ * region source that feeds FlexAllocator from the driver.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <flex/device.h>
+
+#include "log.h"
+
+struct flex_device {
+	int fd;
+	atomic_uint refs;
+};
+
+/* ioctl(2) as 0 or -errno. */
+static int flex_ioctl(const struct flex_device *dev, unsigned long cmd, void *arg)
+{
+	return ioctl(dev->fd, cmd, arg) < 0 ? -errno : 0;
+}
+
+FLEX_EXPORT int flex_device_open(const char *path, struct flex_device **out)
+{
+	struct flex_device *dev;
+	struct flex_query q;
+	int err;
+
+	if (!path || !out)
+		return -EINVAL;
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return -ENOMEM;
+	atomic_init(&dev->refs, 1);
+	dev->fd = open(path, O_RDWR | O_CLOEXEC);
+	if (dev->fd < 0) {
+		err = -errno;
+		free(dev);
+		return err;
+	}
+	err = flex_device_query(dev, &q);
+	if (!err && q.uapi_major != FLEX_UAPI_MAJOR)
+		err = -EPROTO;
+	if (err == -EINVAL || err == -ENOTTY)
+		err = -ENOTTY;	/* some other device, or not a device at all */
+	if (err) {
+		close(dev->fd);
+		free(dev);
+		return err;
+	}
+	*out = dev;
+	return 0;
+}
+
+FLEX_EXPORT struct flex_device *flex_device_ref(struct flex_device *dev)
+{
+	atomic_fetch_add(&dev->refs, 1);
+	return dev;
+}
+
+FLEX_EXPORT void flex_device_close(struct flex_device *dev)
+{
+	if (!dev || atomic_fetch_sub(&dev->refs, 1) != 1)
+		return;
+	close(dev->fd);
+	free(dev);
+}
+
+FLEX_EXPORT int flex_device_fd(const struct flex_device *dev)
+{
+	return dev->fd;
+}
+
+FLEX_EXPORT int flex_device_query(struct flex_device *dev, struct flex_query *out)
+{
+	memset(out, 0, sizeof(*out));
+	return flex_ioctl(dev, FLEX_IOCTL_QUERY, out);
+}
+
+FLEX_EXPORT int flex_device_region_acquire(struct flex_device *dev, uint64_t size,
+					   struct flex_region_acquire *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->size = size;
+	return flex_ioctl(dev, FLEX_IOCTL_REGION_ACQUIRE, out);
+}
+
+FLEX_EXPORT int flex_device_region_release(struct flex_device *dev, uint64_t region_id)
+{
+	struct flex_region_release rel = { .region_id = region_id };
+
+	return flex_ioctl(dev, FLEX_IOCTL_REGION_RELEASE, &rel);
+}
+
+FLEX_EXPORT int flex_device_region_info(struct flex_device *dev, uint64_t region_id,
+					struct flex_region_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->region_id = region_id;
+	return flex_ioctl(dev, FLEX_IOCTL_REGION_INFO, out);
+}
+
+FLEX_EXPORT int flex_device_region_mmap(struct flex_device *dev, uint64_t region_id, int prot,
+					void **addr, uint64_t *len)
+{
+	struct flex_region_info info;
+	struct flex_query q;
+	void *p;
+	int err;
+
+	err = flex_device_query(dev, &q);
+	if (err)
+		return err;
+	if (!(q.capabilities & FLEX_CAP_MMAP))
+		return -EOPNOTSUPP;
+	err = flex_device_region_info(dev, region_id, &info);
+	if (err)
+		return err;
+	if (info.size > SIZE_MAX || info.mmap_offset > (uint64_t)INT64_MAX)
+		return -EOVERFLOW;
+	p = mmap(NULL, (size_t)info.size, prot, MAP_SHARED, dev->fd, (off_t)info.mmap_offset);
+	if (p == MAP_FAILED)
+		return -errno;
+	*addr = p;
+	*len = info.size;
+	return 0;
+}
+
+/* ---- the driver-backed region source ---- */
+
+struct device_source {
+	struct flex_device *dev;
+	uint64_t align;		/* flex_query.region_align */
+};
+
+static int device_acquire(void *user, uint64_t size, struct flex_region *out)
+{
+	struct device_source *s = user;
+	struct flex_region_acquire acq;
+	int err;
+
+	if (size > UINT64_MAX - (s->align - 1))
+		return -E2BIG;
+	size = (size + s->align - 1) & ~(s->align - 1);
+	err = flex_device_region_acquire(s->dev, size, &acq);
+	if (err)
+		return err;
+	out->region_id = acq.region_id;
+	out->size = size;
+	return 0;
+}
+
+static int device_release(void *user, const struct flex_region *region)
+{
+	struct device_source *s = user;
+
+	return flex_device_region_release(s->dev, region->region_id);
+}
+
+static void device_destroy(void *user)
+{
+	struct device_source *s = user;
+
+	flex_device_close(s->dev);
+	free(s);
+}
+
+FLEX_EXPORT int flex_region_source_from_device(struct flex_device *dev,
+					       struct flex_region_source **out)
+{
+	static const struct flex_region_source_ops ops = {
+		.acquire = device_acquire,
+		.release = device_release,
+		.destroy = device_destroy,
+	};
+	struct device_source *s;
+	struct flex_query q;
+	int err;
+
+	err = flex_device_query(dev, &q);
+	if (err)
+		return err;
+	/* The uapi promises a power of two; anything else is a broken driver. */
+	if (!q.region_align || (q.region_align & (q.region_align - 1)))
+		return -EPROTO;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->dev = flex_device_ref(dev);
+	s->align = q.region_align;
+	err = flex_region_source_new(&ops, s, q.table_entries, out);
+	if (err)
+		device_destroy(s);
+	return err;
+}

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0
+/* One memory region's blocks: see region.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "region.h"
+
+/* Best-fit order: by size, then offset. */
+static inline uint64_t size_key(uint32_t size, uint32_t start)
+{
+	return (uint64_t)size << 32 | start;
+}
+
+/* Add or remove a free block in the best-fit tree (when there is one). */
+static void size_add(struct region *r, uint32_t start, uint32_t size)
+{
+	if (r->best_fit)
+		bt_insert(&r->by_size, size_key(size, start), 0);
+}
+
+static void size_del(struct region *r, uint32_t start, uint32_t size)
+{
+	struct bt_pos p;
+
+	if (r->best_fit && bt_lower_bound(&r->by_size, size_key(size, start), &p))
+		bt_delete(&r->by_size, p);
+}
+
+/* Room for one insertion in each tree, so that a change cannot half-fail. */
+static int reserve(struct region *r)
+{
+	if (bt_reserve(&r->by_offset))
+		return -ENOMEM;
+	if (r->best_fit && bt_reserve(&r->by_size))
+		return -ENOMEM;
+	return 0;
+}
+
+void region_setup(struct region *r, unsigned int slot, pthread_mutex_t *lock, bool best_fit)
+{
+	pthread_mutexattr_t attr;
+
+	memset(r, 0, sizeof(*r));
+	/*
+	 * Adaptive: spin briefly before sleeping, since critical sections
+	 * are short and a futex sleep costs microseconds.
+	 */
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(&r->own_lock, &attr);
+	pthread_mutexattr_destroy(&attr);
+	r->lock = lock ? lock : &r->own_lock;
+	r->slot = slot;
+	r->best_fit = best_fit;
+	bt_init(&r->by_offset, true);
+	bt_init(&r->by_size, false);
+	slot_table_init(&r->slots);
+}
+
+void region_teardown(struct region *r)
+{
+	bt_fini(&r->by_offset);
+	bt_fini(&r->by_size);
+	slot_table_fini(&r->slots);
+	pthread_mutex_destroy(&r->own_lock);
+}
+
+int region_activate(struct region *r, const struct flex_region *src)
+{
+	uint64_t granules = src->size >> GRANULE_SHIFT;
+
+	if (granules > GRANULES_MAX)
+		granules = GRANULES_MAX;
+	if (!granules)
+		return -EINVAL;
+	if (reserve(r))
+		return -ENOMEM;
+	r->src = *src;
+	r->size = gran_to_bytes((uint32_t)granules);
+	bt_insert(&r->by_offset, 0, (uint32_t)granules);
+	size_add(r, 0, (uint32_t)granules);
+	r->free_bytes = r->size;
+	r->allocated_bytes = 0;
+	r->requested_bytes = 0;
+	r->num_live = 0;
+	region_publish(r);
+	return 0;
+}
+
+void region_deactivate(struct region *r)
+{
+	bt_clear(&r->by_offset);
+	bt_clear(&r->by_size);
+	r->free_bytes = 0;
+	r->size = 0;
+	region_publish(r);
+}
+
+uint64_t region_largest_free(const struct region *r)
+{
+	return gran_to_bytes(r->by_offset.max);
+}
+
+uint64_t region_num_free(const struct region *r)
+{
+	return r->by_offset.count;
+}
+
+void region_publish(struct region *r)
+{
+	atomic_store_explicit(&r->snap_free, r->free_bytes, memory_order_relaxed);
+	atomic_store_explicit(&r->snap_largest, region_largest_free(r), memory_order_relaxed);
+	atomic_store_explicit(&r->snap_allocated, r->allocated_bytes, memory_order_relaxed);
+}
+
+int region_alloc(struct region *r, uint32_t g, enum flex_alloc_kind kind, uint32_t *start_out)
+{
+	bool top_down = kind == FLEX_ALLOC_PROGRAM;
+	uint32_t start, size;
+	struct bt_pos p, q;
+	bool found;
+
+	if (r->best_fit && bt_reserve(&r->by_size))
+		return -ENOMEM;
+	if (top_down)
+		found = bt_last_fit(&r->by_offset, g, &p);
+	else if (r->best_fit)
+		found = bt_lower_bound(&r->by_size, size_key(g, 0), &q) &&
+			bt_lower_bound(&r->by_offset, (uint32_t)bt_key(q), &p);
+	else
+		found = bt_first_fit(&r->by_offset, g, &p);
+	if (!found)
+		return -ENOSPC;
+
+	start = (uint32_t)bt_key(p);
+	size = bt_val(p);
+	size_del(r, start, size);
+	if (size == g) {
+		/* Exact fit: the free block goes away. */
+		bt_delete(&r->by_offset, p);
+		*start_out = start;
+	} else if (top_down) {
+		/* Carve the top end: the free part keeps its start. */
+		bt_set(&r->by_offset, p, start, size - g);
+		size_add(r, start, size - g);
+		*start_out = start + size - g;
+	} else {
+		/* Carve the bottom end: the free part starts after it. */
+		bt_set(&r->by_offset, p, start + g, size - g);
+		size_add(r, start + g, size - g);
+		*start_out = start;
+	}
+	r->free_bytes -= gran_to_bytes(g);
+	r->allocated_bytes += gran_to_bytes(g);
+	r->num_live++;
+	return 0;
+}
+
+int region_free(struct region *r, uint32_t s, uint32_t z, struct coalesce_info *ci)
+{
+	struct bt_pos succ, pred;
+	bool has_succ, has_pred, with_prev, with_next;
+	uint32_t merged_start, merged_size;
+
+	if (reserve(r))
+		return -ENOMEM;
+	/* The free blocks just after and just before [s, s + z). */
+	has_succ = bt_lower_bound(&r->by_offset, s, &succ);
+	if (has_succ) {
+		pred = succ;
+		has_pred = bt_prev(&pred);
+	} else {
+		has_pred = bt_last_fit(&r->by_offset, 0, &pred);
+	}
+	with_next = has_succ && bt_key(succ) == (uint64_t)s + z;
+	with_prev = has_pred && bt_key(pred) + bt_val(pred) == s;
+
+	if (with_prev && with_next) {
+		uint32_t pstart = (uint32_t)bt_key(pred), psize = bt_val(pred);
+		uint32_t nsize = bt_val(succ);
+
+		size_del(r, pstart, psize);
+		size_del(r, s + z, nsize);
+		merged_start = pstart;
+		merged_size = psize + z + nsize;
+		/* Setting moves no entry, so succ stays valid for the deletion. */
+		bt_set(&r->by_offset, pred, merged_start, merged_size);
+		bt_delete(&r->by_offset, succ);
+	} else if (with_prev) {
+		merged_start = (uint32_t)bt_key(pred);
+		size_del(r, merged_start, bt_val(pred));
+		merged_size = bt_val(pred) + z;
+		bt_set(&r->by_offset, pred, merged_start, merged_size);
+	} else if (with_next) {
+		/* The successor grows downward; its place in the order holds. */
+		size_del(r, s + z, bt_val(succ));
+		merged_start = s;
+		merged_size = z + bt_val(succ);
+		bt_set(&r->by_offset, succ, merged_start, merged_size);
+	} else {
+		merged_start = s;
+		merged_size = z;
+		if (has_succ) {
+			bt_insert_before(&r->by_offset, succ, s, z);
+		} else if (has_pred) {
+			pred.i++;	/* after the last free block */
+			bt_insert_before(&r->by_offset, pred, s, z);
+		} else {
+			bt_insert(&r->by_offset, s, z);
+		}
+	}
+	size_add(r, merged_start, merged_size);
+
+	r->free_bytes += gran_to_bytes(z);
+	r->allocated_bytes -= gran_to_bytes(z);
+	r->num_live--;
+	if (ci) {
+		ci->start = gran_to_bytes(merged_start);
+		ci->size = gran_to_bytes(merged_size);
+		ci->with_prev = with_prev;
+		ci->with_next = with_next;
+	}
+	return 0;
+}
+
+/* ---- walking: free blocks from the tree, allocated ones from the slots ---- */
+
+struct live_block {
+	uint32_t start;
+	uint32_t slot;
+};
+
+static int by_start(const void *x, const void *y)
+{
+	const struct live_block *a = x, *b = y;
+
+	return (a->start > b->start) - (a->start < b->start);
+}
+
+int region_walk(const struct region *r,
+		int (*fn)(void *user, uint32_t start, uint32_t size, const struct slot *s,
+			  uint32_t slot),
+		void *user)
+{
+	struct live_block *live = NULL;
+	uint64_t n = 0, i = 0;
+	struct bt_pos p;
+	bool more;
+	int ret = 0;
+
+	if (r->num_live) {
+		live = malloc(r->num_live * sizeof(*live));
+		if (!live)
+			return -ENOMEM;
+		for (uint32_t k = 0; k < r->slots.capacity && n < r->num_live; k++)
+			if (slot_at(&r->slots, k)->live)
+				live[n++] = (struct live_block){ slot_at(&r->slots, k)->start, k };
+		qsort(live, n, sizeof(*live), by_start);
+	}
+	more = bt_first(&r->by_offset, &p);
+	while (!ret && (more || i < n)) {
+		if (more && (i == n || bt_key(p) < live[i].start)) {
+			ret = fn(user, (uint32_t)bt_key(p), bt_val(p), NULL, 0);
+			more = bt_next(&p);
+		} else {
+			const struct slot *s = slot_at(&r->slots, live[i].slot);
+
+			ret = fn(user, s->start, s->size, s, live[i].slot);
+			i++;
+		}
+	}
+	free(live);
+	return ret;
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One memory region's blocks: placement, splitting and coalescing.
+ *
+ * Free blocks are the entries of a B+tree keyed by offset whose inner
+ * nodes know the largest free block below each child (btree.h): first fit
+ * (lowest offset that fits), its mirror (highest offset that fits, for
+ * top-down placement) and a freed block's free neighbours are each one
+ * descent. With best fit, free blocks are also in a tree keyed by (size,
+ * offset). An allocated block is only its AllocationIndex slot
+ * (slot_table.h): no tree holds it, since a free finds its neighbours as the
+ * free blocks just before and after it.
+ *
+ * Sizes and offsets are kept in 128-byte granules (32 bits: regions up to
+ * 512 GiB). Nothing here locks: the caller holds the region's lock.
+ */
+#ifndef FLEX_REGION_H
+#define FLEX_REGION_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <flex/allocator.h>
+
+#include "btree.h"
+#include "slot_table.h"
+
+#define GRANULE_SHIFT	7	/* log2(FLEX_ALLOC_ALIGN) */
+#define GRANULES_MAX	UINT32_MAX
+
+struct region {
+	/*
+	 * Read by other threads without the lock to order regions; written
+	 * under the lock after every change.
+	 */
+	_Atomic uint64_t snap_free;	/* free bytes */
+	_Atomic uint64_t snap_largest;	/* largest free block, bytes */
+	_Atomic uint64_t snap_allocated; /* allocated bytes, for the peak */
+	_Atomic int present;		/* holds a region now */
+	pthread_mutex_t *lock;		/* &own_lock, or the allocator's global lock */
+
+	pthread_mutex_t own_lock __attribute__((aligned(64)));
+	unsigned int slot;		/* position in the allocator's array */
+	bool best_fit;
+	struct flex_region src;		/* as the source gave it, to give back */
+	uint64_t size;			/* bytes used: src.size rounded down to 128 */
+	struct bt by_offset;		/* free blocks: offset -> size, augmented */
+	struct bt by_size;		/* best fit: (size << 32 | offset) */
+
+	uint64_t free_bytes;
+	uint64_t allocated_bytes;
+	uint64_t requested_bytes;
+	uint64_t num_live;		/* allocated blocks */
+	uint64_t num_allocs;		/* since the allocator was created */
+	uint64_t num_frees;
+
+	struct slot_table slots;	/* AllocationIndex slots */
+} __attribute__((aligned(64)));
+
+/* What a free merged, for the debug log. */
+struct coalesce_info {
+	uint64_t start;			/* bytes: the resulting free block */
+	uint64_t size;
+	bool with_prev;
+	bool with_next;
+};
+
+static inline uint64_t gran_to_bytes(uint32_t g)
+{
+	return (uint64_t)g << GRANULE_SHIFT;
+}
+
+/* Once, when the allocator is created. */
+void region_setup(struct region *r, unsigned int slot, pthread_mutex_t *lock, bool best_fit);
+/* Once, when the allocator is destroyed: frees all memory of the slot. */
+void region_teardown(struct region *r);
+
+/*
+ * Start managing a region the source gave: one free block of its size
+ * rounded down to 128 bytes (and to 2^32 - 1 granules). Return: 0, -EINVAL
+ * if that leaves nothing, -ENOMEM.
+ */
+int region_activate(struct region *r, const struct flex_region *src);
+/* Stop managing it; every block must be free. */
+void region_deactivate(struct region *r);
+
+/*
+ * Carve @granules for @kind: top-down for programs, else by the block
+ * strategy. Return: 0 and the block's start in *start; -ENOSPC nothing
+ * fits; -ENOMEM no host memory (nothing changed).
+ */
+int region_alloc(struct region *r, uint32_t granules, enum flex_alloc_kind kind,
+		 uint32_t *start);
+
+/*
+ * Free the allocated block [@start, @start + @granules) and merge it with
+ * free neighbours. Return: 0, or -ENOMEM (no host memory; nothing changed).
+ */
+int region_free(struct region *r, uint32_t start, uint32_t granules, struct coalesce_info *ci);
+
+/* Largest free block in bytes. */
+uint64_t region_largest_free(const struct region *r);
+/* Number of free blocks. */
+uint64_t region_num_free(const struct region *r);
+
+/* Refresh the lock-free snapshot after a change. */
+void region_publish(struct region *r);
+
+/*
+ * Call @fn for every block in offset order: @s is the slot (and @slot its
+ * number) of an allocated block, NULL for a free one. Stops at a non-zero
+ * return and returns it. Return: 0, that, or -ENOMEM.
+ */
+int region_walk(const struct region *r,
+		int (*fn)(void *user, uint32_t start, uint32_t size, const struct slot *s,
+			  uint32_t slot),
+		void *user);
+
+#endif /* FLEX_REGION_H */

@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * FlexAllocator observability and configuration: statistics, the summary,
+ * CSV and JSON reports (on demand and on destroy), the debug log, and
+ * refusal of bad configurations.
+ */
+#include <errno.h>
+#include <json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "unit_util.h"
+
+START_TEST(stats_follow_operations)
+{
+	struct flex_alloc_config cfg;
+	struct flex_alloc_stats st;
+	struct flex_alloc_region_stats rs;
+	flex_alloc_index_t y, f;
+	struct flex_alloc *a;
+
+	config_one_size(&cfg, 1 * MiB, 2);
+	cfg.region_strategy = FLEX_ALLOC_FILL_FIRST;
+	a = new_allocator(&cfg, 2 * MiB, 0, NULL);
+	flex_alloc_get_stats(a, &st);
+	ck_assert_msg(st.num_regions == 0 && st.reserved_bytes == 0 && st.max_regions == 2 &&
+		      !st.regions_locked && st.fragmentation == 0,
+		      "fresh allocator: expected nothing reserved, got %u regions, %llu bytes",
+		      st.num_regions, (unsigned long long)st.reserved_bytes);
+
+	must_alloc(a, 1000, FLEX_ALLOC_TENSOR);		/* block 1024 */
+	y = must_alloc(a, 300 * KiB, FLEX_ALLOC_TENSOR);
+	must_alloc(a, 200 * KiB, FLEX_ALLOC_PROGRAM);	/* at the top */
+	ck_assert_int_eq(flex_alloc_alloc(a, 3 * MiB, FLEX_ALLOC_TENSOR, &f), -ENOMEM);
+	must_free(a, y);
+	ck_assert_int_eq(flex_alloc_free(a, y), -ENOENT);
+
+	flex_alloc_get_stats(a, &st);
+	ck_assert_uint_eq(st.allocated_bytes, 1024 + 200 * KiB);
+	ck_assert_uint_eq(st.peak_allocated_bytes, 1024 + 500 * KiB);
+	ck_assert_uint_eq(st.requested_bytes, 1000 + 200 * KiB);
+	/* The failed 3 MiB allocation made FillFirst acquire the second region. */
+	ck_assert_uint_eq(st.reserved_bytes, 2 * MiB);
+	ck_assert_uint_eq(st.peak_reserved_bytes, 2 * MiB);
+	ck_assert_uint_eq(st.free_bytes, 2 * MiB - 1024 - 200 * KiB);
+	ck_assert_uint_eq(st.num_allocs, 3);
+	ck_assert_uint_eq(st.num_frees, 1);
+	ck_assert_uint_eq(st.num_failed_allocs, 1);
+	ck_assert_uint_eq(st.num_bad_frees, 1);
+	ck_assert_uint_eq(st.num_live_blocks, 2);
+	ck_assert_uint_eq(st.num_region_acquires, 2);
+	ck_assert_uint_eq(st.num_regions, 2);
+	ck_assert_uint_eq(st.regions_locked, 1);
+	/* Region 0: x, the freed y merged with the free middle, z at the top. */
+	ck_assert_uint_eq(st.largest_free_block, 1 * MiB);
+	ck_assert_uint_eq(st.num_free_blocks, 2);
+	ck_assert_msg(st.fragmentation > 0.0 &&
+		      st.fragmentation == 1.0 - (double)st.largest_free_block / (double)st.free_bytes,
+		      "fragmentation: expected 1 - largest/free = %f, got %f",
+		      1.0 - (double)st.largest_free_block / (double)st.free_bytes, st.fragmentation);
+
+	ck_assert_int_eq(flex_alloc_get_region_stats(a, 0, &rs), 0);
+	ck_assert_uint_eq(rs.region_id, 0);
+	ck_assert_uint_eq(rs.size, 1 * MiB);
+	ck_assert_uint_eq(rs.allocated_bytes, 1024 + 200 * KiB);
+	ck_assert_uint_eq(rs.largest_free_block, 1 * MiB - 1024 - 200 * KiB);
+	ck_assert_uint_eq(rs.num_live_blocks, 2);
+	ck_assert_uint_eq(rs.num_free_blocks, 1);
+	ck_assert_uint_eq(rs.num_allocs, 3);
+	ck_assert_uint_eq(rs.num_frees, 1);
+	ck_assert_msg(rs.fragmentation == 0, "one free block: fragmentation expected 0, got %f",
+		      rs.fragmentation);
+	ck_assert_int_eq(flex_alloc_get_region_stats(a, 1, &rs), 0);
+	ck_assert_uint_eq(rs.allocated_bytes, 0);
+	ck_assert_int_eq(flex_alloc_get_region_stats(a, 2, &rs), -ENOENT);
+	check_invariants(a, "stats");
+	flex_alloc_destroy(a);
+}
+END_TEST
+
+/* A small fixed layout for the reports: [tensor 4 KiB][free][program 8 KiB]. */
+static struct flex_alloc *report_layout(flex_alloc_index_t *t, flex_alloc_index_t *p,
+					const char *report_path)
+{
+	struct flex_alloc_config cfg;
+
+	config_one_size(&cfg, 64 * KiB, 1);
+	cfg.report_path = report_path;
+	struct flex_alloc *a = new_allocator(&cfg, 64 * KiB, 0, NULL);
+
+	*t = must_alloc(a, 4000, FLEX_ALLOC_TENSOR);
+	*p = must_alloc(a, 8 * KiB, FLEX_ALLOC_PROGRAM);
+	return a;
+}
+
+static char *report_text(struct flex_alloc *a, enum flex_alloc_report_format fmt)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(flex_alloc_report(a, f, fmt), 0);
+	fclose(f);
+	return buf;
+}
+
+START_TEST(report_summary)
+{
+	flex_alloc_index_t t, p;
+	struct flex_alloc *a = report_layout(&t, &p, NULL);
+	char *s = report_text(a, FLEX_ALLOC_REPORT_SUMMARY);
+	static const char *const want[] = {
+		"1 of 1 regions (locked), reserved 64.0 KiB",
+		"allocated 12.0 KiB (peak 12.0 KiB) in 2 blocks, requested 12192 bytes",
+		"free 52.0 KiB in 1 blocks, largest free block 52.0 KiB, fragmentation 0.0000",
+		"allocations 2, frees 0, failed allocations 0",
+		"region 0: id 0x0, size 64.0 KiB",
+	};
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		ck_assert_msg(strstr(s, want[i]), "summary lacks \"%s\":\n%s", want[i], s);
+	free(s);
+	flex_alloc_destroy(a);
+}
+END_TEST
+
+START_TEST(report_csv)
+{
+	flex_alloc_index_t t, p;
+	struct flex_alloc *a = report_layout(&t, &p, NULL);
+	char *s = report_text(a, FLEX_ALLOC_REPORT_CSV), *line, *save = NULL;
+	char expect[3][128];
+	int rows = 0, header = 0;
+
+	snprintf(expect[0], sizeof(expect[0]), "0,0,0,4096,allocated,tensor,0x%llx,4000",
+		 (unsigned long long)t);
+	snprintf(expect[1], sizeof(expect[1]), "0,0,4096,53248,free,,0x0,0");
+	snprintf(expect[2], sizeof(expect[2]), "0,0,57344,8192,allocated,program,0x%llx,8192",
+		 (unsigned long long)p);
+	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (line[0] == '#')
+			continue;
+		if (!header) {
+			ck_assert_str_eq(line, "region,region_id,offset,size,state,kind,index,requested");
+			header = 1;
+			continue;
+		}
+		ck_assert_msg(rows < 3, "CSV: more than 3 block rows (\"%s\")", line);
+		ck_assert_msg(strcmp(line, expect[rows]) == 0, "CSV row %d: expected \"%s\", got \"%s\"",
+			      rows, expect[rows], line);
+		rows++;
+	}
+	ck_assert_msg(header && rows == 3, "CSV: expected a header and 3 rows, got %d/%d", header, rows);
+	free(s);
+	flex_alloc_destroy(a);
+}
+END_TEST
+
+static void check_json(const char *text, flex_alloc_index_t t, flex_alloc_index_t p)
+{
+	struct json_object *root = json_tokener_parse(text), *summary, *regions, *blocks, *v;
+	char idx[32];
+
+	ck_assert_msg(root, "report is not valid JSON:\n%s", text);
+	ck_assert(json_object_object_get_ex(root, "summary", &summary));
+	ck_assert(json_object_object_get_ex(summary, "allocated_bytes", &v));
+	ck_assert_int_eq(json_object_get_int64(v), 12 * 1024);
+	ck_assert(json_object_object_get_ex(summary, "regions_locked", &v));
+	ck_assert(json_object_get_boolean(v));
+	ck_assert(json_object_object_get_ex(root, "regions", &regions));
+	ck_assert_int_eq(json_object_array_length(regions), 1);
+	ck_assert(json_object_object_get_ex(json_object_array_get_idx(regions, 0), "blocks", &blocks));
+	ck_assert_int_eq(json_object_array_length(blocks), 3);
+	v = json_object_array_get_idx(blocks, 2);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(v, "kind")), "program");
+	ck_assert_int_eq(json_object_get_int64(json_object_object_get(v, "offset")), 57344);
+	snprintf(idx, sizeof(idx), "0x%llx", (unsigned long long)p);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(v, "index")), idx);
+	v = json_object_array_get_idx(blocks, 0);
+	snprintf(idx, sizeof(idx), "0x%llx", (unsigned long long)t);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(v, "index")), idx);
+	ck_assert_int_eq(json_object_get_int64(json_object_object_get(v, "requested")), 4000);
+	v = json_object_array_get_idx(blocks, 1);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(v, "state")), "free");
+	json_object_put(root);
+}
+
+START_TEST(report_json)
+{
+	flex_alloc_index_t t, p;
+	struct flex_alloc *a = report_layout(&t, &p, NULL);
+	char *s = report_text(a, FLEX_ALLOC_REPORT_JSON);
+
+	check_json(s, t, p);
+	free(s);
+	flex_alloc_destroy(a);
+}
+END_TEST
+
+START_TEST(report_bad_format)
+{
+	flex_alloc_index_t t, p;
+	struct flex_alloc *a = report_layout(&t, &p, NULL);
+
+	ck_assert_int_eq(flex_alloc_report(a, stdout, (enum flex_alloc_report_format)9), -EINVAL);
+	ck_assert_int_eq(flex_alloc_report(a, NULL, FLEX_ALLOC_REPORT_CSV), -EINVAL);
+	flex_alloc_destroy(a);
+}
+END_TEST
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	ck_assert_msg(f, "report file %s was not written", path);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, (size_t)n + 1);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return buf;
+}
+
+START_TEST(exit_report_from_config)
+{
+	char path[] = "/tmp/flex-report-XXXXXX.csv";
+	flex_alloc_index_t t, p;
+	struct flex_alloc *a;
+	char *s;
+	int fd = mkstemps(path, 4);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	a = report_layout(&t, &p, path);
+	flex_alloc_destroy(a);
+	s = slurp(path);
+	ck_assert_msg(strstr(s, "# flex_alloc: 1 of 1 regions") &&
+		      strstr(s, "region,region_id,offset,size,state,kind,index,requested") &&
+		      strstr(s, "0,0,57344,8192,allocated,program"),
+		      "CSV exit report incomplete:\n%s", s);
+	free(s);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(exit_report_from_environment)
+{
+	char path[] = "/tmp/flex-report-XXXXXX.json";
+	flex_alloc_index_t t, p;
+	struct flex_alloc *a;
+	char *s;
+	int fd = mkstemps(path, 5);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	setenv("FLEX_ALLOC_REPORT", path, 1);
+	a = report_layout(&t, &p, NULL);
+	unsetenv("FLEX_ALLOC_REPORT");
+	flex_alloc_destroy(a);
+	s = slurp(path);
+	check_json(s, t, p);
+	free(s);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(no_report_by_default)
+{
+	struct log_capture log = { 0 };
+	struct flex_alloc *a;
+
+	unsetenv("FLEX_ALLOC_REPORT");
+	unsetenv("FLEX_ALLOC_DEBUG");
+	a = new_allocator(NULL, 16 * GiB, 0, &log);
+	must_alloc(a, 4096, FLEX_ALLOC_TENSOR);
+	flex_alloc_destroy(a);
+	ck_assert_msg(log.lines == 0, "no debug, no report: expected no log line, got:\n%s",
+		      log.text ? log.text : "");
+	log_capture_reset(&log);
+}
+END_TEST
+
+/*
+ * On a 16 GiB device with the defaults: allocate and free (merging with
+ * the free rest of the region), then two allocations that acquire 4 GiB
+ * and find nothing more, and one that cannot fit.
+ */
+static void debug_workload(struct flex_alloc *a)
+{
+	flex_alloc_index_t f;
+
+	must_free(a, must_alloc(a, 4 * KiB, FLEX_ALLOC_TENSOR));
+	must_alloc(a, 4 * KiB, FLEX_ALLOC_TENSOR);
+	must_alloc(a, 4 * KiB, FLEX_ALLOC_TENSOR);
+	ck_assert_int_eq(flex_alloc_alloc(a, 32 * GiB, FLEX_ALLOC_TENSOR, &f), -ENOMEM);
+}
+
+static void check_debug_log(const char *how, const struct log_capture *log)
+{
+	static const char *const want[] = {
+		"flex_alloc: acquire region of 12.0 GiB (fallback 1 of 3): ok",
+		"flex_alloc: region 0: id 0x0, 12884901888 bytes",
+		"flex_alloc: alloc 4096 bytes (block 4096) for a tensor: index 0x",
+		"flex_alloc: free index 0x",
+		"flex_alloc: coalesce in region 0x0: with next -> free block at 0x0",
+		"flex_alloc: acquire region of 4.0 GiB (fallback 3 of 3): Cannot allocate memory",
+		"flex_alloc: regions locked: no fallback size could be acquired",
+		"flex_alloc: out of device memory: asked 34359738368 bytes",
+	};
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		ck_assert_msg(log_has(log, want[i]), "%s: debug log lacks \"%s\":\n%s", how, want[i],
+			      log->text ? log->text : "");
+}
+
+START_TEST(debug_log_from_flag)
+{
+	struct log_capture log = { 0 };
+	struct flex_alloc_config cfg;
+	struct flex_alloc *a;
+
+	unsetenv("FLEX_ALLOC_DEBUG");
+	flex_alloc_config_init(&cfg);
+	cfg.flags = FLEX_ALLOC_F_DEBUG;
+	a = new_allocator(&cfg, 16 * GiB, 0, &log);
+	debug_workload(a);
+	check_debug_log("FLEX_ALLOC_F_DEBUG", &log);
+	flex_alloc_destroy(a);
+	log_capture_reset(&log);
+}
+END_TEST
+
+START_TEST(debug_log_from_environment)
+{
+	struct log_capture log = { 0 };
+	struct flex_alloc *a;
+
+	setenv("FLEX_ALLOC_DEBUG", "1", 1);
+	a = new_allocator(NULL, 16 * GiB, 0, &log);
+	unsetenv("FLEX_ALLOC_DEBUG");
+	debug_workload(a);
+	check_debug_log("FLEX_ALLOC_DEBUG=1", &log);
+	flex_alloc_destroy(a);
+	log_capture_reset(&log);
+}
+END_TEST
+
+START_TEST(debug_log_off)
+{
+	struct log_capture log = { 0 };
+	struct flex_alloc *a;
+
+	setenv("FLEX_ALLOC_DEBUG", "0", 1);
+	a = new_allocator(NULL, 16 * GiB, 0, &log);
+	unsetenv("FLEX_ALLOC_DEBUG");
+	debug_workload(a);
+	ck_assert_msg(log.lines == 0, "FLEX_ALLOC_DEBUG=0: expected no log line, got:\n%s",
+		      log.text ? log.text : "");
+	flex_alloc_destroy(a);
+	log_capture_reset(&log);
+}
+END_TEST
+
+struct bad_config {
+	const char *what;
+	void (*set)(struct flex_alloc_config *cfg);
+	const char *message;
+};
+
+static void bad_region_strategy(struct flex_alloc_config *c) { c->region_strategy = 5; }
+static void bad_block_strategy(struct flex_alloc_config *c) { c->block_strategy = 5; }
+static void no_fallbacks(struct flex_alloc_config *c) { c->num_fallback_sizes = 0; }
+static void many_fallbacks(struct flex_alloc_config *c) { c->num_fallback_sizes = 17; }
+static void zero_fallback(struct flex_alloc_config *c) { c->fallback_sizes[1] = 0; }
+static void unaligned_fallback(struct flex_alloc_config *c) { c->fallback_sizes[2] = 4 * GiB + 64; }
+static void zero_max(struct flex_alloc_config *c) { c->max_regions = 0; }
+static void huge_max(struct flex_alloc_config *c) { c->max_regions = 65; }
+static void unknown_flag(struct flex_alloc_config *c) { c->flags = 1U << 9; }
+static void too_many_fixed(struct flex_alloc_config *c) { c->fixed_regions = 13; }
+static void fixed_and_release(struct flex_alloc_config *c)
+{
+	c->fixed_regions = 1;
+	c->flags = FLEX_ALLOC_F_RELEASE_EMPTY;
+}
+
+START_TEST(bad_configs_refused)
+{
+	static const struct bad_config cases[] = {
+		{ "unknown region strategy", bad_region_strategy, "unknown region strategy 5" },
+		{ "unknown block strategy", bad_block_strategy, "unknown block strategy 5" },
+		{ "no fallback sizes", no_fallbacks, "0 fallback sizes" },
+		{ "17 fallback sizes", many_fallbacks, "17 fallback sizes" },
+		{ "zero fallback size", zero_fallback, "fallback size 1 (0)" },
+		{ "unaligned fallback size", unaligned_fallback, "fallback size 2 (4294967360)" },
+		{ "max_regions 0", zero_max, "max_regions 0" },
+		{ "max_regions 65", huge_max, "max_regions 65" },
+		{ "unknown flag", unknown_flag, "unknown flags 0x200" },
+		{ "13 fixed regions of 12", too_many_fixed, "13 fixed regions but at most 12" },
+		{ "fixed regions with release", fixed_and_release, "releasing empty regions" },
+	};
+	struct flex_region_source *src;
+
+	ck_assert_int_eq(flex_region_source_new_memory(GiB, 0, &src), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct flex_alloc_config cfg;
+		struct flex_alloc *a = NULL;
+		int err;
+
+		flex_alloc_config_init(&cfg);
+		cases[i].set(&cfg);
+		err = flex_alloc_new(src, &cfg, &a);
+		ck_assert_msg(err == -EINVAL && !a, "%s: expected -EINVAL, got %d", cases[i].what, err);
+		ck_assert_msg(strstr(flex_alloc_last_error(), cases[i].message),
+			      "%s: message expected to contain \"%s\", got \"%s\"", cases[i].what,
+			      cases[i].message, flex_alloc_last_error());
+	}
+	ck_assert_int_eq(flex_alloc_new(NULL, NULL, &(struct flex_alloc *){ NULL }), -EINVAL);
+	flex_region_source_unref(src);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("stats");
+	TCase *tc = tcase_create("stats");
+
+	tcase_add_test(tc, stats_follow_operations);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("reports");
+	tcase_add_test(tc, report_summary);
+	tcase_add_test(tc, report_csv);
+	tcase_add_test(tc, report_json);
+	tcase_add_test(tc, report_bad_format);
+	tcase_add_test(tc, exit_report_from_config);
+	tcase_add_test(tc, exit_report_from_environment);
+	tcase_add_test(tc, no_report_by_default);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("debug");
+	tcase_add_test(tc, debug_log_from_flag);
+	tcase_add_test(tc, debug_log_from_environment);
+	tcase_add_test(tc, debug_log_off);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("config");
+	tcase_add_test(tc, bad_configs_refused);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}

@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * FlexAllocator from many threads at once: private and shared workloads,
+ * frees from other threads than the allocating one, racing double frees,
+ * regions acquired and released while others allocate, statistics and
+ * reports read concurrently, and the single-lock mode. `make check-unit`
+ * also runs this program under ThreadSanitizer.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unit_util.h"
+
+#ifdef __SANITIZE_THREAD__
+#define SCALE 8		/* ThreadSanitizer runs several times slower */
+#else
+#define SCALE 1
+#endif
+
+#define THREADS		8
+#define LIVE_MAX	256
+
+static uint64_t rng(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+struct record {
+	flex_alloc_index_t idx;
+	struct flex_vaddr va;
+	uint64_t size;
+};
+
+struct worker {
+	pthread_t th;
+	struct flex_alloc *a;
+	uint64_t seed;
+	long ops;
+	const long *until_rounds;	/* if set: also run until it reaches 3 */
+	struct record live[LIVE_MAX];
+	int nlive;
+	long allocs, ooms;
+	char error[256];
+};
+
+static void record_error(struct worker *w, const char *fmt, flex_alloc_index_t idx, int err)
+{
+	if (!w->error[0])
+		snprintf(w->error, sizeof(w->error), fmt, (unsigned long long)idx, err);
+}
+
+/* Random allocations and frees of this thread's own blocks. */
+static void *private_work(void *arg)
+{
+	struct worker *w = arg;
+
+	for (long i = 0; (i < w->ops ||
+			  (w->until_rounds && __atomic_load_n(w->until_rounds, __ATOMIC_ACQUIRE) < 3)) &&
+			 !w->error[0]; i++) {
+		if (w->nlive < LIVE_MAX && (w->nlive == 0 || rng(&w->seed) % 2)) {
+			uint64_t size = 128 + rng(&w->seed) % (64 * KiB);
+			enum flex_alloc_kind kind = rng(&w->seed) % 8 ? FLEX_ALLOC_TENSOR : FLEX_ALLOC_PROGRAM;
+			struct record *r = &w->live[w->nlive];
+			int err = flex_alloc_alloc(w->a, size, kind, &r->idx);
+
+			if (err == -ENOMEM) {
+				w->ooms++;
+				continue;
+			}
+			if (err) {
+				record_error(w, "alloc: index 0x%llx, error %d", 0, err);
+				break;
+			}
+			err = flex_alloc_resolve(w->a, r->idx, &r->va, &r->size);
+			if (err || r->size != flex_alloc_round_size(size))
+				record_error(w, "resolve of new index 0x%llx: error %d or wrong size", r->idx, err);
+			w->nlive++;
+			w->allocs++;
+		} else {
+			int k = (int)(rng(&w->seed) % w->nlive);
+			struct record *r = &w->live[k];
+			struct flex_vaddr va;
+			int err = flex_alloc_resolve(w->a, r->idx, &va, NULL);
+
+			/* Nobody else may have moved or freed it. */
+			if (err || va.region_id != r->va.region_id || va.offset != r->va.offset)
+				record_error(w, "index 0x%llx moved or vanished (error %d)", r->idx, err);
+			err = flex_alloc_free(w->a, r->idx);
+			if (err)
+				record_error(w, "free 0x%llx: error %d", r->idx, err);
+			*r = w->live[--w->nlive];
+		}
+	}
+	return NULL;
+}
+
+static int by_place(const void *x, const void *y)
+{
+	const struct record *a = x, *b = y;
+
+	if (a->va.region_id != b->va.region_id)
+		return a->va.region_id < b->va.region_id ? -1 : 1;
+	return (a->va.offset > b->va.offset) - (a->va.offset < b->va.offset);
+}
+
+/* Live blocks of all workers must not overlap. */
+static void check_disjoint(struct worker *w, int n)
+{
+	struct record *all = malloc(THREADS * LIVE_MAX * sizeof(*all));
+	int k = 0;
+
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < w[i].nlive; j++)
+			all[k++] = w[i].live[j];
+	qsort(all, (size_t)k, sizeof(*all), by_place);
+	for (int i = 1; i < k; i++)
+		require(all[i].va.region_id != all[i - 1].va.region_id ||
+			all[i - 1].va.offset + all[i - 1].size <= all[i].va.offset,
+			"blocks overlap: region %llu [%llu, +%llu) and [%llu, +%llu)",
+			(unsigned long long)all[i].va.region_id,
+			(unsigned long long)all[i - 1].va.offset, (unsigned long long)all[i - 1].size,
+			(unsigned long long)all[i].va.offset, (unsigned long long)all[i].size);
+	free(all);
+}
+
+static void run_private(struct flex_alloc *a, const char *what)
+{
+	struct worker *w = calloc(THREADS, sizeof(*w));
+	struct flex_alloc_stats st;
+	long allocs = 0;
+
+	for (int i = 0; i < THREADS; i++) {
+		w[i].a = a;
+		w[i].seed = 1000 + (uint64_t)i;
+		w[i].ops = 40000 / SCALE;
+		pthread_create(&w[i].th, NULL, private_work, &w[i]);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(w[i].th, NULL);
+		ck_assert_msg(!w[i].error[0], "%s: thread %d: %s", what, i, w[i].error);
+		allocs += w[i].allocs;
+	}
+	check_disjoint(w, THREADS);
+	check_invariants(a, what);
+	for (int i = 0; i < THREADS; i++)
+		while (w[i].nlive)
+			must_free(a, w[i].live[--w[i].nlive].idx);
+	flex_alloc_get_stats(a, &st);
+	ck_assert_msg(st.num_allocs == (uint64_t)allocs && st.num_frees == (uint64_t)allocs,
+		      "%s: expected %ld allocations and frees, stats %llu and %llu", what, allocs,
+		      (unsigned long long)st.num_allocs, (unsigned long long)st.num_frees);
+	ck_assert_msg(st.allocated_bytes == 0 && st.num_free_blocks == st.num_regions,
+		      "%s: all freed: expected 0 allocated and one free block per region, got %llu and %llu blocks in %u regions",
+		      what, (unsigned long long)st.allocated_bytes,
+		      (unsigned long long)st.num_free_blocks, st.num_regions);
+	check_invariants(a, what);
+	free(w);
+}
+
+START_TEST(private_workloads)
+{
+	struct flex_alloc_config cfg;
+	struct flex_alloc *a;
+
+	config_one_size(&cfg, 16 * MiB, 4);
+	a = new_allocator(&cfg, 64 * MiB, 0, NULL);
+	run_private(a, "per-region locks");
+	flex_alloc_destroy(a);
+}
+END_TEST
+
+START_TEST(private_workloads_global_lock)
+{
+	struct flex_alloc_config cfg;
+	struct flex_alloc *a;
+
+	config_one_size(&cfg, 16 * MiB, 4);
+	cfg.flags = FLEX_ALLOC_F_GLOBAL_LOCK;
+	cfg.block_strategy = FLEX_ALLOC_BEST_FIT;
+	a = new_allocator(&cfg, 64 * MiB, 0, NULL);
+	run_private(a, "one global lock, best fit");
+	flex_alloc_destroy(a);
+}
+END_TEST
+
+START_TEST(tight_memory_fill_first)
+{
+	struct flex_alloc_config cfg;
+	struct flex_alloc *a;
+
+	/* Small regions: many out-of-memory returns while others free. */
+	config_one_size(&cfg, 2 * MiB, 3);
+	cfg.region_strategy = FLEX_ALLOC_FILL_FIRST;
+	a = new_allocator(&cfg, 6 * MiB, 0, NULL);
+	run_private(a, "fill first, tight");
+	flex_alloc_destroy(a);
+}
+END_TEST
+
+START_TEST(regions_released_under_load)
+{
+	struct flex_alloc_config cfg;
+	struct flex_alloc_stats st;
+	struct flex_alloc *a;
+
+	config_one_size(&cfg, 1 * MiB, 6);
+	cfg.flags = FLEX_ALLOC_F_RELEASE_EMPTY;
+	a = new_allocator(&cfg, 6 * MiB, 0, NULL);
+	run_private(a, "release empty regions");
+	flex_alloc_get_stats(a, &st);
+	ck_assert_msg(st.num_regions == 0 && st.num_region_releases == st.num_region_acquires &&
+		      st.num_region_releases > 0,
+		      "all freed: every region given back; got %u held, %llu acquired, %llu released",
+		      st.num_regions, (unsigned long long)st.num_region_acquires,
+		      (unsigned long long)st.num_region_releases);
+	flex_alloc_destroy(a);
+}
+END_TEST
+
+/* ---- frees by other threads ---- */
+
+#define QUEUE 1024
+
+struct queue {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	flex_alloc_index_t item[QUEUE];
+	int head, count, producers;
+};
+
+struct xthread {
+	struct flex_alloc *a;
+	struct queue *q;
+	long n;
+	uint64_t seed;
+	long done;
+	int err;
+};
+
+static void *producer(void *arg)
+{
+	struct xthread *x = arg;
+
+	for (long i = 0; i < x->n; i++) {
+		flex_alloc_index_t idx;
+		int err = flex_alloc_alloc(x->a, 128 + rng(&x->seed) % (16 * KiB), FLEX_ALLOC_TENSOR, &idx);
+
+		if (err) {
+			x->err = err;
+			break;
+		}
+		pthread_mutex_lock(&x->q->lock);
+		while (x->q->count == QUEUE)
+			pthread_cond_wait(&x->q->cond, &x->q->lock);
+		x->q->item[(x->q->head + x->q->count++) % QUEUE] = idx;
+		pthread_cond_broadcast(&x->q->cond);
+		pthread_mutex_unlock(&x->q->lock);
+		x->done++;
+	}
+	pthread_mutex_lock(&x->q->lock);
+	x->q->producers--;
+	pthread_cond_broadcast(&x->q->cond);
+	pthread_mutex_unlock(&x->q->lock);
+	return NULL;
+}
+
+static void *consumer(void *arg)
+{
+	struct xthread *x = arg;
+
+	for (;;) {
+		flex_alloc_index_t idx;
+		int err;
+
+		pthread_mutex_lock(&x->q->lock);
+		while (!x->q->count && x->q->producers)
+			pthread_cond_wait(&x->q->cond, &x->q->lock);
+		if (!x->q->count) {
+			pthread_mutex_unlock(&x->q->lock);
+			return NULL;
+		}
+		idx = x->q->item[x->q->head];
+		x->q->head = (x->q->head + 1) % QUEUE;
+		x->q->count--;
+		pthread_cond_broadcast(&x->q->cond);
+		pthread_mutex_unlock(&x->q->lock);
+		err = flex_alloc_free(x->a, idx);
+		if (err && !x->err)
+			x->err = err;
+		x->done++;
+	}
+}
+
+START_TEST(frees_from_other_threads)
+{
+	struct queue q = { .producers = THREADS / 2 };
+	struct xthread x[THREADS];
+	pthread_t th[THREADS];
+	struct flex_alloc_config cfg;
+	struct flex_alloc_stats st;
+	struct flex_alloc *a;
+	long made = 0, freed = 0;
+
+	config_one_size(&cfg, 64 * MiB, 2);
+	a = new_allocator(&cfg, 128 * MiB, 0, NULL);
+	pthread_mutex_init(&q.lock, NULL);
+	pthread_cond_init(&q.cond, NULL);
+	for (int i = 0; i < THREADS; i++) {
+		x[i] = (struct xthread){ .a = a, .q = &q, .n = 20000 / SCALE, .seed = 77 + (uint64_t)i };
+		pthread_create(&th[i], NULL, i < THREADS / 2 ? producer : consumer, &x[i]);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_msg(x[i].err == 0, "thread %d (%s): error %d", i,
+			      i < THREADS / 2 ? "producer" : "consumer", x[i].err);
+		if (i < THREADS / 2)
+			made += x[i].done;
+		else
+			freed += x[i].done;
+	}
+	ck_assert_msg(made == freed && made == (THREADS / 2) * (20000 / SCALE),
+		      "expected %d allocated and freed, got %ld and %ld", (THREADS / 2) * (20000 / SCALE),
+		      made, freed);
+	flex_alloc_get_stats(a, &st);
+	ck_assert_msg(st.allocated_bytes == 0 && st.num_free_blocks == st.num_regions,
+		      "all freed elsewhere: expected nothing allocated and one free block per region, got %llu bytes, %llu blocks",
+		      (unsigned long long)st.allocated_bytes, (unsigned long long)st.num_free_blocks);
+	check_invariants(a, "frees from other threads");
+	pthread_cond_destroy(&q.cond);
+	pthread_mutex_destroy(&q.lock);
+	flex_alloc_destroy(a);
+}
+END_TEST
+
+/* ---- racing double frees ---- */
+
+struct racer {
+	struct flex_alloc *a;
+	pthread_barrier_t *go;
+	flex_alloc_index_t *target;
+	int rounds;
+	int wins, refusals, other;
+};
+
+static void *race_free(void *arg)
+{
+	struct racer *r = arg;
+
+	for (int i = 0; i < r->rounds; i++) {
+		int err;
+
+		pthread_barrier_wait(&r->go[0]);
+		err = flex_alloc_free(r->a, r->target[i]);
+		if (err == 0)
+			r->wins++;
+		else if (err == -ENOENT)
+			r->refusals++;
+		else
+			r->other++;
+		pthread_barrier_wait(&r->go[1]);
+	}
+	return NULL;
+}
+
+START_TEST(racing_double_frees)
+{
+	enum { RACERS = 4, ROUNDS = 2000 / SCALE };
+	flex_alloc_index_t *target = malloc(ROUNDS * sizeof(*target));
+	struct racer r[RACERS];
+	pthread_barrier_t go[2];
+	pthread_t th[RACERS];
+	struct flex_alloc_config cfg;
+	struct flex_alloc_stats st;
+	struct flex_alloc *a;
+	int wins = 0, refusals = 0;
+
+	config_one_size(&cfg, 16 * MiB, 1);
+	a = new_allocator(&cfg, 16 * MiB, 0, NULL);
+	for (int i = 0; i < ROUNDS; i++)
+		target[i] = must_alloc(a, 128 * (1 + i % 8), FLEX_ALLOC_TENSOR);
+	pthread_barrier_init(&go[0], NULL, RACERS);
+	pthread_barrier_init(&go[1], NULL, RACERS);
+	for (int i = 0; i < RACERS; i++) {
+		r[i] = (struct racer){ .a = a, .go = go, .target = target, .rounds = ROUNDS };
+		pthread_create(&th[i], NULL, race_free, &r[i]);
+	}
+	for (int i = 0; i < RACERS; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_msg(r[i].other == 0, "racer %d: %d frees failed with an unexpected error", i,
+			      r[i].other);
+		wins += r[i].wins;
+		refusals += r[i].refusals;
+	}
+	ck_assert_msg(wins == ROUNDS && refusals == ROUNDS * (RACERS - 1),
+		      "each index freed exactly once: expected %d successes and %d refusals, got %d and %d",
+		      ROUNDS, ROUNDS * (RACERS - 1), wins, refusals);
+	flex_alloc_get_stats(a, &st);
+	ck_assert_uint_eq(st.num_bad_frees, (uint64_t)ROUNDS * (RACERS - 1));
+	ck_assert_uint_eq(st.allocated_bytes, 0);
+	check_invariants(a, "after racing frees");
+	pthread_barrier_destroy(&go[0]);
+	pthread_barrier_destroy(&go[1]);
+	free(target);
+	flex_alloc_destroy(a);
+}
+END_TEST
+
+/* ---- observers while others allocate ---- */
+
+struct observer {
+	struct flex_alloc *a;
+	volatile int *stop;
+	long rounds;
+	int err;
+};
+
+static int count_block(void *user, const struct flex_alloc_block_info *b)
+{
+	(*(long *)user)++;
+	return 0;
+}
+
+static void *observe(void *arg)
+{
+	struct observer *o = arg;
+	FILE *null = fopen("/dev/null", "w");
+
+	while (!__atomic_load_n(o->stop, __ATOMIC_ACQUIRE)) {
+		struct flex_alloc_stats st;
+		long blocks = 0;
+
+		flex_alloc_get_stats(o->a, &st);
+		if (st.allocated_bytes > st.reserved_bytes || st.fragmentation < 0 || st.fragmentation > 1)
+			o->err = 1;
+		if (flex_alloc_walk(o->a, count_block, &blocks))
+			o->err = 2;
+		if (flex_alloc_report(o->a, null, (enum flex_alloc_report_format)(o->rounds % 3)))
+			o->err = 3;
+		__atomic_store_n(&o->rounds, o->rounds + 1, __ATOMIC_RELEASE);
+	}
+	fclose(null);
+	return NULL;
+}
+
+START_TEST(stats_and_reports_while_allocating)
+{
+	struct flex_alloc_config cfg;
+	struct worker *w = calloc(4, sizeof(*w));
+	volatile int stop = 0;
+	struct observer o;
+	pthread_t obs;
+	struct flex_alloc *a;
+
+	config_one_size(&cfg, 16 * MiB, 2);
+	a = new_allocator(&cfg, 32 * MiB, 0, NULL);
+	o = (struct observer){ .a = a, .stop = &stop };
+	pthread_create(&obs, NULL, observe, &o);
+	for (int i = 0; i < 4; i++) {
+		/* Until the observer has done 3 rounds, however the threads are scheduled. */
+		w[i] = (struct worker){ .a = a, .seed = 5 + (uint64_t)i, .ops = 20000 / SCALE,
+					.until_rounds = &o.rounds };
+		pthread_create(&w[i].th, NULL, private_work, &w[i]);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(w[i].th, NULL);
+		ck_assert_msg(!w[i].error[0], "worker %d: %s", i, w[i].error);
+	}
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	pthread_join(obs, NULL);
+	ck_assert_msg(o.err == 0 && o.rounds >= 3, "observer: error %d after %ld rounds (expected >= 3)",
+		      o.err, o.rounds);
+	check_disjoint(w, 4);
+	check_invariants(a, "observed");
+	free(w);
+	flex_alloc_destroy(a);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("threads");
+	TCase *tc = tcase_create("concurrency");
+
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, private_workloads);
+	tcase_add_test(tc, private_workloads_global_lock);
+	tcase_add_test(tc, tight_memory_fill_first);
+	tcase_add_test(tc, regions_released_under_load);
+	tcase_add_test(tc, frees_from_other_threads);
+	tcase_add_test(tc, racing_double_frees);
+	tcase_add_test(tc, stats_and_reports_while_allocating);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
