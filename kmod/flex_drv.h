@@ -27,6 +27,7 @@
 #include <linux/kobject.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/llist.h>
 #include <linux/mutex.h>
 #include <linux/rwsem.h>
 #include <linux/sched.h>
@@ -221,6 +222,7 @@ struct flex_job {
 	bool dep_armed;
 	bool dep_failed;
 	bool exported;			/* in a sync_file: holds the module */
+	struct llist_node pool_node;	/* in the pool of free jobs */
 	struct flex_fault fault;	/* set by the engine */
 };
 

@@ -9,6 +9,7 @@
  * what only the device can see (program contents, operand addresses, a
  * region released meanwhile) faults the CB when it runs.
  */
+#include <linux/llist.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/sched.h>
@@ -32,13 +33,19 @@ static const char *flex_fence_timeline_name(struct dma_fence *fence)
 }
 
 /*
- * Jobs come from a SLAB_TYPESAFE_BY_RCU cache, as i915's requests do: a
- * freed job is reused at once (no grace period per CB, which made every
- * allocation a slab slow path), and an RCU reader holding a stale fence
- * pointer still finds a fence there and fails dma_fence_get_rcu(). The
- * lock is initialised once, by the constructor, for the same reason.
+ * Jobs come from a SLAB_TYPESAFE_BY_RCU cache, as i915's requests do, so
+ * an RCU reader holding a stale fence pointer still finds a fence there
+ * and fails dma_fence_get_rcu(); the lock is initialised once, by the
+ * constructor, for the same reason. Released jobs go to a pool that
+ * submission takes from: a job is allocated on one CPU and freed on the
+ * engine's, and without the pool nearly every allocation took the slab
+ * slow path (measured at 13-19k cycles per CB in the VM).
  */
+#define FLEX_JOB_POOL_MAX	4096
+
 static struct kmem_cache *flex_job_cache;
+static LLIST_HEAD(flex_job_pool);
+static atomic_t flex_job_pool_count = ATOMIC_INIT(0);
 
 static void flex_job_ctor(void *obj)
 {
@@ -57,16 +64,28 @@ int flex_job_cache_init(void)
 
 void flex_job_cache_fini(void)
 {
+	struct flex_job *job, *tmp;
+
+	llist_for_each_entry_safe(job, tmp, llist_del_all(&flex_job_pool), pool_node)
+		kmem_cache_free(flex_job_cache, job);
 	rcu_barrier();
 	kmem_cache_destroy(flex_job_cache);
 }
 
-static struct flex_job *job_alloc(struct flex_queue *q)
+/* A job from *pool (the jobs this submission took from the pool) or the cache. */
+static struct flex_job *job_alloc(struct flex_queue *q, struct llist_node **pool)
 {
-	struct flex_job *job = kmem_cache_alloc(flex_job_cache, GFP_KERNEL);
+	struct flex_job *job;
 
-	if (!job)
-		return NULL;
+	if (*pool) {
+		job = llist_entry(*pool, struct flex_job, pool_node);
+		*pool = (*pool)->next;
+		atomic_dec(&flex_job_pool_count);
+	} else {
+		job = kmem_cache_alloc(flex_job_cache, GFP_KERNEL);
+		if (!job)
+			return NULL;
+	}
 	/* Everything but the lock (and the fence, initialised at enqueue). */
 	memset((char *)job + offsetof(struct flex_job, q), 0,
 	       sizeof(*job) - offsetof(struct flex_job, q));
@@ -74,12 +93,32 @@ static struct flex_job *job_alloc(struct flex_queue *q)
 	return job;
 }
 
+static void job_free(struct flex_job *job)
+{
+	if (atomic_inc_return(&flex_job_pool_count) <= FLEX_JOB_POOL_MAX) {
+		llist_add(&job->pool_node, &flex_job_pool);
+	} else {
+		atomic_dec(&flex_job_pool_count);
+		kmem_cache_free(flex_job_cache, job);
+	}
+}
+
+static void pool_return(struct llist_node *pool)
+{
+	struct flex_job *job, *tmp;
+
+	llist_for_each_entry_safe(job, tmp, pool, pool_node) {
+		atomic_dec(&flex_job_pool_count);
+		job_free(job);
+	}
+}
+
 static void flex_fence_release(struct dma_fence *fence)
 {
 	struct flex_job *job = container_of(fence, struct flex_job, fence);
 	bool exported = job->exported;
 
-	kmem_cache_free(flex_job_cache, job);
+	job_free(job);
 	/* An exported fence (a sync_file) kept the module, and its ops, alive. */
 	if (exported)
 		module_put(THIS_MODULE);
@@ -316,6 +355,7 @@ static bool has_room(struct flex_queue *q, u32 count)
 int flex_submit(struct flex_file *ff, struct flex_submit *args)
 {
 	struct flex_cb __user *ucbs = u64_to_user_ptr(args->cbs_ptr);
+	struct llist_node *pool = NULL;
 	struct flex_job *job, *tmp;
 	struct flex_queue *q;
 	LIST_HEAD(jobs);
@@ -335,8 +375,9 @@ int flex_submit(struct flex_file *ff, struct flex_submit *args)
 		goto out_put;
 	}
 
+	pool = llist_del_all(&flex_job_pool);
 	for (i = 0; i < args->count; i++) {
-		job = job_alloc(q);
+		job = job_alloc(q, &pool);
 		if (!job) {
 			err = -ENOMEM;
 			goto out_undo;
@@ -367,9 +408,10 @@ out_undo:
 	list_for_each_entry_safe(job, tmp, &jobs, link) {
 		list_del(&job->link);
 		flex_job_release_resources(job);
-		kmem_cache_free(flex_job_cache, job);	/* its fence was never initialised */
+		job_free(job);	/* its fence was never initialised */
 	}
 out_put:
+	pool_return(pool);
 	kref_put(&q->ref, flex_queue_free);
 	return err;
 }
