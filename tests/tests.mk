@@ -17,10 +17,15 @@ VM_FLAGS	?= --param backing_cap=128M
 
 kselftests: $(KSFT_BINS)
 
+# libflex_*.c test libflex against the real driver.
+KSFT_LIBFLEX	:= $(filter $(KSFT_DIR)/libflex_%,$(KSFT_BINS))
+$(KSFT_LIBFLEX): $(BUILD)/libflex.a
+$(KSFT_LIBFLEX): KSFT_LIBS := $(BUILD)/libflex.a
+
 $(KSFT_DIR)/%: tests/kselftest/%.c $(KSFT_COMMON) uapi/linux/flex.h uapi/linux/flex_isa.h | deps
 	@mkdir -p $(KSFT_DIR)
 	$(CC) $(CFLAGS_COMMON) -Wno-missing-prototypes -Wno-shadow -Wno-sign-compare -I$(KSFT_HARNESS) \
-		-Itests/kselftest -o $@ $< $(LDFLAGS_COMMON)
+		-Itests/kselftest -o $@ $< $(KSFT_LIBS) $(LDFLAGS_COMMON)
 
 check-vm: kmod kselftests
 	@mkdir -p $(RESULTS)

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libflex against the real driver: the device API and FlexAllocator on the
+ * driver-backed region source, in VF mode (max_regions capped by the
+ * lookup table) and in PF mode (fixed regions up front).
+ */
+#include <sys/mman.h>
+
+#include <flex/allocator.h>
+#include <flex/device.h>
+
+#include "kselftest_harness.h"
+#include "flex_test.h"
+
+TEST(device_api_errors_are_the_drivers)
+{
+	struct flex_region_acquire a;
+	struct flex_device *dev;
+
+	EXPECT_EQ(-ENOENT, flex_device_open("/dev/no-such-flex", &dev));
+	EXPECT_EQ(-ENOTTY, flex_device_open("/dev/null", &dev));
+	ASSERT_EQ(0, flex_device_open(FLEX_PF, &dev));
+	EXPECT_EQ(-EINVAL, flex_device_region_acquire(dev, 4096, &a));
+	EXPECT_EQ(-E2BIG, flex_device_region_acquire(dev, 1ULL << 40, &a));
+	EXPECT_EQ(-ENOENT, flex_device_region_release(dev, 12345));
+	ASSERT_EQ(0, flex_device_region_acquire(dev, 2 * MiB, &a));
+	EXPECT_TRUE(region_dir_exists(a.handle));
+	flex_device_close(dev);
+	EXPECT_FALSE(region_dir_exists(a.handle));
+}
+
+TEST(vf_allocator_is_bounded_by_the_lookup_table)
+{
+	struct flex_region_source *src;
+	struct flex_alloc_stats st;
+	struct flex_device *dev;
+	struct flex_alloc *a;
+	flex_alloc_index_t idx[10];
+	struct flex_vaddr va;
+	uint64_t len;
+	void *map;
+	int i;
+
+	ASSERT_EQ(0, set_numvfs(1));
+	ASSERT_EQ(0, flex_device_open("/dev/flex0vf0", &dev));
+	ASSERT_EQ(0, flex_region_source_from_device(dev, &src));
+	ASSERT_EQ(0, flex_alloc_new(src, NULL, &a)) TH_LOG("%s", flex_alloc_last_error());
+	flex_region_source_unref(src);
+
+	/* LoadBalancing takes a new region per allocation until locked. */
+	for (i = 0; i < 10; i++)
+		ASSERT_EQ(0, flex_alloc_alloc(a, 1000, FLEX_ALLOC_TENSOR, &idx[i]))
+			TH_LOG("alloc %d: %s", i, flex_alloc_last_error());
+	ASSERT_EQ(0, flex_alloc_get_stats(a, &st));
+	EXPECT_EQ(8, st.max_regions);
+	EXPECT_EQ(8, st.num_regions);
+	EXPECT_EQ(1, st.regions_locked);
+	EXPECT_EQ(8, sysfs_num("/sys/class/flex/flex0vf0/table_used"));
+	EXPECT_EQ(8 * 12 * GiB, sysfs_num(FLEX_SYSFS "/used"));
+
+	/* A VirtualAddress names a table entry; its memory is reachable. */
+	ASSERT_EQ(0, flex_alloc_resolve(a, idx[9], &va, NULL));
+	EXPECT_GT(8, va.region_id);
+	EXPECT_EQ(0, va.offset % 128);
+	ASSERT_EQ(0, flex_device_region_mmap(dev, va.region_id, PROT_READ | PROT_WRITE,
+					     &map, &len));
+	EXPECT_EQ(12 * GiB, len);
+	((volatile char *)map)[va.offset] = 42;
+	EXPECT_EQ(42, ((volatile char *)map)[va.offset]);
+	munmap(map, len);
+
+	for (i = 0; i < 10; i++)
+		EXPECT_EQ(0, flex_alloc_free(a, idx[i]));
+	EXPECT_EQ(-ENOENT, flex_alloc_free(a, idx[0]));
+	flex_alloc_destroy(a);
+	EXPECT_EQ(0, sysfs_num("/sys/class/flex/flex0vf0/table_used"));
+	EXPECT_EQ(0, sysfs_num(FLEX_SYSFS "/used"));
+	flex_device_close(dev);
+	EXPECT_EQ(0, set_numvfs(0));
+}
+
+TEST(pf_allocator_with_fixed_regions_uses_physical_ids)
+{
+	struct flex_alloc_config cfg;
+	struct flex_region_source *src;
+	struct flex_alloc_stats st;
+	struct flex_device *dev;
+	struct flex_alloc *a;
+	flex_alloc_index_t i1, i2;
+	struct flex_vaddr v1, v2;
+	struct flex_region_info info;
+
+	ASSERT_EQ(0, flex_device_open(FLEX_PF, &dev));
+	ASSERT_EQ(0, flex_region_source_from_device(dev, &src));
+	flex_alloc_config_init(&cfg);
+	cfg.region_strategy = FLEX_ALLOC_FILL_FIRST;
+	cfg.fixed_regions = 2;
+	ASSERT_EQ(0, flex_alloc_new(src, &cfg, &a)) TH_LOG("%s", flex_alloc_last_error());
+	flex_region_source_unref(src);
+	EXPECT_EQ(2 * 12 * GiB, sysfs_num(FLEX_SYSFS "/used"));
+
+	ASSERT_EQ(0, flex_alloc_alloc(a, 64 * MiB, FLEX_ALLOC_TENSOR, &i1));
+	ASSERT_EQ(0, flex_alloc_alloc(a, 64 * MiB, FLEX_ALLOC_TENSOR, &i2));
+	ASSERT_EQ(0, flex_alloc_resolve(a, i1, &v1, NULL));
+	ASSERT_EQ(0, flex_alloc_resolve(a, i2, &v2, NULL));
+	/* FillFirst packs both into one region, back to back. */
+	EXPECT_EQ(v1.region_id, v2.region_id);
+	EXPECT_EQ(v1.offset + 64 * MiB, v2.offset);
+	/* On the PF the region_id is a physical address sysfs knows. */
+	EXPECT_NE(0, v1.region_id);
+	EXPECT_EQ(0, v1.region_id % (2 * MiB));
+	ASSERT_EQ(0, flex_alloc_get_stats(a, &st));
+	EXPECT_EQ(2, st.num_regions);
+	EXPECT_EQ(1, st.regions_locked);
+	ASSERT_EQ(0, flex_device_region_info(dev, v1.region_id, &info));
+	EXPECT_EQ((long long)v1.region_id,
+		  sysfs_num(FLEX_SYSFS "/regions/%llu/phys_addr", (unsigned long long)info.handle));
+	flex_alloc_destroy(a);
+	EXPECT_EQ(0, sysfs_num(FLEX_SYSFS "/used"));
+	flex_device_close(dev);
+}
+
+TEST_HARNESS_MAIN
