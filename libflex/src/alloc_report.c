@@ -107,7 +107,7 @@ static int walk_block(void *user, uint32_t start, uint32_t size, const struct sl
 		.size = gran_to_bytes(size),
 		.kind = s ? (enum flex_alloc_kind)s->kind : FLEX_ALLOC_TENSOR,
 		.index = s ? make_index(w->a, w->r->slot, slot, s->gen) : FLEX_ALLOC_INDEX_NONE,
-		.requested = s ? s->requested : 0,
+		.requested = s ? slot_requested(s) : 0,
 	};
 
 	return w->fn(w->user, &info);

@@ -24,12 +24,18 @@ FLEX_EXPORT void flex_alloc_config_init(struct flex_alloc_config *cfg)
 	cfg->max_regions = FLEX_ALLOC_DEFAULT_MAX_REGIONS;
 }
 
-FLEX_EXPORT uint64_t flex_alloc_round_size(uint64_t size)
+/* flex_alloc_round_size(), inlined where the library itself rounds. */
+static inline uint64_t round_size(uint64_t size)
 {
 	if (size > UINT64_MAX - (FLEX_ALLOC_ALIGN - 1))
 		return 0;
 	size = (size + FLEX_ALLOC_ALIGN - 1) & ~(FLEX_ALLOC_ALIGN - 1);
 	return size ? size : FLEX_ALLOC_ALIGN;
+}
+
+FLEX_EXPORT uint64_t flex_alloc_round_size(uint64_t size)
+{
+	return round_size(size);
 }
 
 /* ---- regions ---- */
@@ -226,10 +232,9 @@ static void met_contention(const struct flex_alloc *a)
  * Allocate in @r, whose lock is held.
  * Return: 0; -ENOSPC no room here; -ENOMEM host memory.
  */
-static int place_in(struct flex_alloc *a, struct region *r, uint32_t g, uint64_t size,
-		    enum flex_alloc_kind kind, flex_alloc_index_t *out)
+static int place_in(struct flex_alloc *a, struct affinity *aff, struct region *r, uint32_t g,
+		    uint64_t size, enum flex_alloc_kind kind, flex_alloc_index_t *out)
 {
-	struct affinity *aff = affinity_of(a);
 	uint64_t bytes, now, peak;
 	uint32_t start, slot;
 	struct slot *s;
@@ -249,7 +254,7 @@ static int place_in(struct flex_alloc *a, struct region *r, uint32_t g, uint64_t
 	s->start = start;
 	s->size = g;
 	s->kind = (uint8_t)kind;
-	s->requested = size;
+	s->slack = (uint8_t)(gran_to_bytes(g) - size);
 	r->requested_bytes += size;
 	r->num_allocs++;
 	region_publish(r);
@@ -286,52 +291,50 @@ static int place_in(struct flex_alloc *a, struct region *r, uint32_t g, uint64_t
  * waited for only if no other one had room.
  * Return: 0; -ENOSPC nothing fits; -ENOMEM host memory.
  */
-static int try_regions(struct flex_alloc *a, uint32_t g, uint64_t size,
-		       enum flex_alloc_kind kind, flex_alloc_index_t *out)
+static inline __attribute__((always_inline)) int
+try_regions(struct flex_alloc *a, uint32_t g, uint64_t size, enum flex_alloc_kind kind,
+	    flex_alloc_index_t *out)
 {
 	uint64_t all = a->max_regions == 64 ? UINT64_MAX : (1ULL << a->max_regions) - 1;
 	uint64_t g_bytes = gran_to_bytes(g), busy = 0, mask = all;
 	struct affinity *aff = affinity_of(a);
-	struct region *r;
+	struct region *r = NULL;
 	int err;
 
 	if (aff->contended) {
 		aff->contended--;
 		r = &a->regions[aff->region];
-		if (region_present(r) &&
-		    atomic_load_explicit(&r->snap_largest, memory_order_relaxed) >= g_bytes) {
-			if (pthread_mutex_trylock(r->lock) == 0) {
-				err = place_in(a, r, g, size, kind, out);
-				pthread_mutex_unlock(r->lock);
-				if (err != -ENOSPC)
-					return err;
-				mask &= ~(1ULL << r->slot);
-			} else {
+		if (!region_present(r) ||
+		    atomic_load_explicit(&r->snap_largest, memory_order_relaxed) < g_bytes)
+			r = NULL;
+	}
+	for (;;) {
+		if (!r) {
+			r = next_candidate(a, g_bytes, mask);
+			if (!r)
+				r = next_candidate(a, g_bytes, busy);
+			if (!r)
+				return -ENOSPC;
+		}
+		if (busy & (1ULL << r->slot)) {
+			/* No other region had room: wait for this one. */
+			busy &= ~(1ULL << r->slot);
+			region_lock(r);
+		} else {
+			mask &= ~(1ULL << r->slot);
+			if (region_trylock(r)) {
+				busy |= 1ULL << r->slot;
 				met_contention(a);
+				r = NULL;
+				continue;
 			}
 		}
-	}
-	while ((r = next_candidate(a, g_bytes, mask))) {
-		mask &= ~(1ULL << r->slot);
-		if (pthread_mutex_trylock(r->lock)) {
-			busy |= 1ULL << r->slot;
-			met_contention(a);
-			continue;
-		}
-		err = place_in(a, r, g, size, kind, out);
-		pthread_mutex_unlock(r->lock);
+		err = place_in(a, aff, r, g, size, kind, out);
+		region_unlock(r);
 		if (err != -ENOSPC)
 			return err;
+		r = NULL;
 	}
-	while ((r = next_candidate(a, g_bytes, busy))) {
-		busy &= ~(1ULL << r->slot);
-		pthread_mutex_lock(r->lock);
-		err = place_in(a, r, g, size, kind, out);
-		pthread_mutex_unlock(r->lock);
-		if (err != -ENOSPC)
-			return err;
-	}
-	return -ENOSPC;
 }
 
 /* One allocation attempt with the region strategy's acquisition rule. */
@@ -403,7 +406,7 @@ static void describe_oom(struct flex_alloc *a, uint64_t size, uint64_t rounded,
 FLEX_EXPORT int flex_alloc_alloc(struct flex_alloc *a, uint64_t size, enum flex_alloc_kind kind,
 				 flex_alloc_index_t *out)
 {
-	uint64_t rounded = flex_alloc_round_size(size);
+	uint64_t rounded = round_size(size);
 	flex_alloc_pressure_fn pressure;
 	void *pressure_user;
 	uint32_t g;
@@ -449,12 +452,25 @@ FLEX_EXPORT int flex_alloc_alloc(struct flex_alloc *a, uint64_t size, enum flex_
 
 /* ---- indices ---- */
 
+/* The message of a refused index (cold: only bad callers get here). */
+static void __attribute__((cold, noinline))
+bad_index(int err, const char *what, flex_alloc_index_t index)
+{
+	if (err == -EINVAL)
+		error_set(err, "%s: index 0x%llx was not issued by this allocator", what,
+			  (unsigned long long)index);
+	else
+		error_set(err, "%s: index 0x%llx is not live: freed already (double free) or stale",
+			  what, (unsigned long long)index);
+}
+
 /*
  * Find the live block of @index and lock its region.
  * Return: 0 with the region locked; -EINVAL / -ENOENT unlocked, message set.
  */
-static int lookup(struct flex_alloc *a, flex_alloc_index_t index, const char *what,
-		  struct region **rp, uint32_t *slotp)
+static inline __attribute__((always_inline)) int
+lookup(struct flex_alloc *a, flex_alloc_index_t index, const char *what, struct region **rp,
+       uint32_t *slotp)
 {
 	unsigned int ri = (unsigned int)(index >> INDEX_REGION_SHIFT) & ((1U << INDEX_REGION_BITS) - 1);
 	uint32_t gen = (uint32_t)(index >> INDEX_GEN_SHIFT) & SLOT_GEN_MASK;
@@ -462,24 +478,25 @@ static int lookup(struct flex_alloc *a, flex_alloc_index_t index, const char *wh
 	struct region *r;
 	struct slot *s;
 
-	if ((index >> INDEX_TAG_SHIFT) != a->tag || ri >= a->max_regions || !gen)
-		return error_set(-EINVAL, "%s: index 0x%llx was not issued by this allocator",
-				 what, (unsigned long long)index);
+	if ((index >> INDEX_TAG_SHIFT) != a->tag || ri >= a->max_regions || !gen) {
+		bad_index(-EINVAL, what, index);
+		return -EINVAL;
+	}
 	r = &a->regions[ri];
-	if (pthread_mutex_trylock(r->lock)) {
+	if (region_trylock(r)) {
 		met_contention(a);
-		pthread_mutex_lock(r->lock);
+		region_lock(r);
 	}
 	if (slot >= r->slots.capacity) {
-		pthread_mutex_unlock(r->lock);
-		return error_set(-EINVAL, "%s: index 0x%llx was not issued by this allocator",
-				 what, (unsigned long long)index);
+		region_unlock(r);
+		bad_index(-EINVAL, what, index);
+		return -EINVAL;
 	}
 	s = slot_at(&r->slots, slot);
 	if (!s->live || s->gen != gen) {
-		pthread_mutex_unlock(r->lock);
-		return error_set(-ENOENT, "%s: index 0x%llx is not live: freed already (double free) or stale",
-				 what, (unsigned long long)index);
+		region_unlock(r);
+		bad_index(-ENOENT, what, index);
+		return -ENOENT;
 	}
 	*rp = r;
 	*slotp = slot;
@@ -505,12 +522,12 @@ FLEX_EXPORT int flex_alloc_free(struct flex_alloc *a, flex_alloc_index_t index)
 	s = slot_at(&r->slots, slot);
 	err = region_free(r, s->start, s->size, &ci);
 	if (err) {
-		pthread_mutex_unlock(r->lock);
+		region_unlock(r);
 		return error_set(err, "flex_alloc_free: out of host memory for block metadata; index 0x%llx is still allocated",
 				 (unsigned long long)index);
 	}
 	bytes = gran_to_bytes(s->size);
-	r->requested_bytes -= s->requested;
+	r->requested_bytes -= slot_requested(s);
 	r->num_frees++;
 	alloc_debug(a, "free index 0x%llx: region 0x%llx offset 0x%llx, %llu bytes",
 		    (unsigned long long)index, (unsigned long long)r->src.region_id,
@@ -523,7 +540,7 @@ FLEX_EXPORT int flex_alloc_free(struct flex_alloc *a, flex_alloc_index_t index)
 	slot_put(&r->slots, slot);
 	region_publish(r);
 	empty = (a->flags & FLEX_ALLOC_F_RELEASE_EMPTY) && r->num_live == 0;
-	pthread_mutex_unlock(r->lock);
+	region_unlock(r);
 	if (empty)
 		release_if_empty(a, r);
 	return 0;
@@ -545,7 +562,7 @@ FLEX_EXPORT int flex_alloc_resolve(struct flex_alloc *a, flex_alloc_index_t inde
 	va->offset = gran_to_bytes(s->start);
 	if (size)
 		*size = gran_to_bytes(s->size);
-	pthread_mutex_unlock(r->lock);
+	region_unlock(r);
 	return 0;
 }
 

@@ -1,19 +1,32 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A B+tree of free blocks: sorted 64-bit keys with a 32-bit value each,
- * where every inner node also keeps, per child, the child's smallest key and
- * (when the tree is "augmented") its largest value.
+ * A B+tree of free blocks: entries are pairs of 32-bit numbers (key, val),
+ * in one of two orders:
  *
- * FlexAllocator keeps a region's free blocks in one keyed by offset with the
- * size as value: the lowest (or highest) offset whose size fits is one
- * descent following the per-child maxima. With best fit, a second tree
- * keyed by (size << 32 | offset) finds the smallest fit by lower bound.
+ *  - BT_BY_KEY, augmented: sorted by key (keys unique); every inner node
+ *    keeps, per child, the child's smallest key and its largest val.
+ *    FlexAllocator keeps a region's free blocks in one, offset -> size (in
+ *    128-byte granules): the lowest (or highest) offset whose size fits is
+ *    one descent following the per-child maxima, and a freed block's free
+ *    neighbours are the entries on either side of its offset.
+ *  - BT_BY_PAIR: sorted by (key, val) (pairs unique). With best fit, free
+ *    blocks are also in one of these as (size, offset): the smallest fit,
+ *    lowest offset first, is a lower bound.
  *
  * Why a B+tree and not a binary tree: a binary tree of a few thousand free
  * blocks is 12-25 levels of dependent pointer loads, each a likely cache
- * miss; with 32-way nodes it is 3-4 levels whose keys are scanned from
- * contiguous arrays. Nodes come from a per-tree pool; bt_reserve() makes
- * sure the next insertion cannot fail for lack of host memory.
+ * miss; with BT_FANOUT-way nodes it is 2-4 levels. Each node is scanned
+ * whole with vector compares over arrays of 32-bit numbers: no branch
+ * depends on the data, so none is mispredicted, and the loads of a node
+ * go out together instead of one after the other as in a binary search.
+ * Entries past a node's count are padding that no scan counts (key
+ * BT_KEY_NONE), and numbers are stored with the top bit flipped (BT_BIAS)
+ * so that SSE2's signed compares order them as unsigned ones. The code that
+ * scans is built once per instruction set (btree_impl.h: SSE2, or plain C
+ * off x86, in btree.c; AVX2, half the instructions, in btree_avx2.c) and
+ * bt_init() picks the best the CPU runs; struct bt_ops holds the choice.
+ * Leaves and inner nodes come from per-tree pools; bt_reserve() makes sure
+ * the next insertion cannot fail for lack of host memory.
  *
  * Hand-written: no library in Debian offers an ordered map with per-child
  * augmentation. Not thread-safe: the caller locks.
@@ -21,91 +34,198 @@
 #ifndef FLEX_BTREE_H
 #define FLEX_BTREE_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#define BT_FANOUT	64		/* entries per leaf, children per inner node */
+#define BT_FANOUT	32		/* entries per leaf, children per inner node */
 #define BT_MIN		(BT_FANOUT / 4)	/* fewer: borrow from or merge with a sibling */
-#define BT_MAX_HEIGHT	16
+/*
+ * The key of unused entries: BY_KEY keys must be below it; BY_PAIR allows it
+ * with a val below UINT32_MAX (a region of 2^32 - 1 granules is one free
+ * block of that size).
+ */
+#define BT_KEY_NONE	UINT32_MAX
+/* Stored numbers are x ^ BT_BIAS. */
+#define BT_BIAS		0x80000000U
 
+/* The AVX2 build (btree_avx2.c): x86-64 with GCC, whose target pragma it needs. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define BT_HAVE_AVX2	1
+#else
+#define BT_HAVE_AVX2	0
+#endif
+
+enum bt_order {
+	BT_BY_KEY,	/* by key, with the largest val under each child */
+	BT_BY_PAIR,	/* by (key, val) */
+};
+
+/* A leaf, and the first part of an inner node (struct bt_inner). */
 struct bt_node {
+	/* Stored ^ BT_BIAS, in 32-byte blocks for the vector loads: */
+	uint32_t key[BT_FANOUT];	/* leaf: keys; inner: smallest key of child i */
+	uint32_t val[BT_FANOUT];	/* leaf: vals; inner: BY_KEY largest val of
+					 * child i, BY_PAIR val of its smallest pair */
+	struct bt_node *parent;
+	struct bt_node *prev;		/* leaves: the neighbours in order */
+	struct bt_node *next;
 	uint8_t leaf;
 	uint8_t n;			/* entries (leaf) or children (inner) */
-	uint8_t pidx;			/* position in the parent's child[] */
-	struct bt_node *parent;
-	uint64_t key[BT_FANOUT];	/* leaf: keys; inner: smallest key of child i */
-	uint32_t val[BT_FANOUT];	/* leaf: values; inner: largest value of child i */
-	union {
-		struct bt_node *child[BT_FANOUT];	/* inner */
-		struct {				/* leaf: in key order */
-			struct bt_node *prev;
-			struct bt_node *next;
-		};
-	};
+	uint8_t pidx;			/* position in the parent's children */
 } __attribute__((aligned(64)));
 
+struct bt_inner {
+	struct bt_node node;
+	struct bt_node *child[BT_FANOUT];
+};
+
 struct bt_chunk;
+struct bt_ops;
 
 struct bt {
+	const struct bt_ops *ops;	/* the instruction-set variant */
 	struct bt_node *root;
 	unsigned int height;		/* 0 when empty */
-	bool augmented;			/* keep per-child largest values */
-	uint32_t max;			/* largest value in the tree (augmented) */
+	enum bt_order order;
+	uint32_t max;			/* BY_KEY: largest val in the tree */
 	uint64_t count;
-	struct bt_node *pool;		/* unused nodes */
-	unsigned int pool_count;
+	struct bt_node *leaf_pool;	/* unused nodes, chained through parent */
+	struct bt_node *inner_pool;
+	unsigned int leaf_pool_count;
+	unsigned int inner_pool_count;
 	struct bt_chunk *chunks;
 };
 
-/* A position: entry @i of leaf @leaf; leaf NULL means "none". */
+/* A position: entry @i of leaf @leaf. */
 struct bt_pos {
 	struct bt_node *leaf;
 	unsigned int i;
 };
 
-static inline uint64_t bt_key(struct bt_pos p)
+static inline uint32_t bt_key(struct bt_pos p)
 {
-	return p.leaf->key[p.i];
+	return p.leaf->key[p.i] ^ BT_BIAS;
 }
 
 static inline uint32_t bt_val(struct bt_pos p)
 {
-	return p.leaf->val[p.i];
+	return p.leaf->val[p.i] ^ BT_BIAS;
 }
 
-void bt_init(struct bt *t, bool augmented);
+/* The operations that scan nodes, as built for one instruction set. */
+struct bt_ops {
+	const char *name;
+	void (*insert)(struct bt *t, uint32_t key, uint32_t val);
+	void (*insert_before)(struct bt *t, struct bt_pos p, uint32_t key, uint32_t val);
+	void (*delete)(struct bt *t, struct bt_pos p);
+	void (*set)(struct bt *t, struct bt_pos p, uint32_t key, uint32_t val);
+	bool (*lower_bound)(const struct bt *t, uint32_t key, uint32_t val, struct bt_pos *p);
+	bool (*first_fit)(const struct bt *t, uint32_t v, struct bt_pos *p);
+	bool (*last_fit)(const struct bt *t, uint32_t v, struct bt_pos *p);
+};
+
+/* An empty tree, with the best variant the CPU runs. */
+void bt_init(struct bt *t, enum bt_order order);
+/* The variants the CPU runs, best first, NULL-terminated (for tests). */
+const struct bt_ops *const *bt_variants(void);
+/* An empty tree with the variant @ops (one of bt_variants()). */
+void bt_init_variant(struct bt *t, enum bt_order order, const struct bt_ops *ops);
 /* Free every node, pooled or not. */
 void bt_fini(struct bt *t);
 /* Remove every entry (nodes go back to the pool). */
 void bt_clear(struct bt *t);
-/* Have enough pooled nodes for one insertion. Return: 0 or -ENOMEM. */
-int bt_reserve(struct bt *t);
 
-/* Insert a key not in the tree. Needs bt_reserve() first; never fails then. */
-void bt_insert(struct bt *t, uint64_t key, uint32_t val);
+/* Add a chunk of unused leaves or inner nodes to the pools. Return: 0, -ENOMEM. */
+int bt_pool_fill(struct bt *t, bool leaf);
+
+/* Have enough pooled nodes for one insertion. Return: 0 or -ENOMEM. */
+static inline int bt_reserve(struct bt *t)
+{
+	/* An insertion splits a leaf, at most every inner node, and adds a root. */
+	while (t->leaf_pool_count < 1 || t->inner_pool_count < t->height + 1)
+		if (bt_pool_fill(t, t->leaf_pool_count < 1))
+			return -ENOMEM;
+	return 0;
+}
+
+/* Insert an entry not in the tree. Needs bt_reserve() first; never fails then. */
+static inline void bt_insert(struct bt *t, uint32_t key, uint32_t val)
+{
+	t->ops->insert(t, key, val);
+}
+
 /*
  * Insert where a lookup found the place: before the entry at @p, or with
  * @p.i == entries of @p.leaf, after its last one. Needs bt_reserve() first.
  */
-void bt_insert_before(struct bt *t, struct bt_pos p, uint64_t key, uint32_t val);
-/* Remove the entry at @p. */
-void bt_delete(struct bt *t, struct bt_pos p);
-/* Change the entry at @p; @key must keep its place in the order. */
-void bt_set(struct bt *t, struct bt_pos p, uint64_t key, uint32_t val);
+static inline void bt_insert_before(struct bt *t, struct bt_pos p, uint32_t key, uint32_t val)
+{
+	t->ops->insert_before(t, p, key, val);
+}
 
-/* First entry with key >= @key. */
-bool bt_lower_bound(const struct bt *t, uint64_t key, struct bt_pos *p);
-/* Lowest / highest key whose value is >= @v (augmented trees). */
-bool bt_first_fit(const struct bt *t, uint32_t v, struct bt_pos *p);
-bool bt_last_fit(const struct bt *t, uint32_t v, struct bt_pos *p);
-/* The first entry; the next and previous ones (false at the ends). */
+/* Remove the entry at @p. */
+static inline void bt_delete(struct bt *t, struct bt_pos p)
+{
+	t->ops->delete(t, p);
+}
+
+/* Change the entry at @p; it must keep its place in the order. */
+static inline void bt_set(struct bt *t, struct bt_pos p, uint32_t key, uint32_t val)
+{
+	t->ops->set(t, p, key, val);
+}
+
+/* First entry at or after (@key, @val) in the order (BY_KEY: @val unused). */
+static inline bool bt_lower_bound(const struct bt *t, uint32_t key, uint32_t val,
+				  struct bt_pos *p)
+{
+	return t->ops->lower_bound(t, key, val, p);
+}
+
+/* BY_KEY: the lowest / highest key whose val is >= @v. */
+static inline bool bt_first_fit(const struct bt *t, uint32_t v, struct bt_pos *p)
+{
+	return t->ops->first_fit(t, v, p);
+}
+
+static inline bool bt_last_fit(const struct bt *t, uint32_t v, struct bt_pos *p)
+{
+	return t->ops->last_fit(t, v, p);
+}
+
+/* The first and last entries (false if empty). */
 bool bt_first(const struct bt *t, struct bt_pos *p);
-bool bt_next(struct bt_pos *p);
-bool bt_prev(struct bt_pos *p);
+bool bt_last(const struct bt *t, struct bt_pos *p);
+
+/* The next and previous entries (false at the ends). */
+static inline bool bt_next(struct bt_pos *p)
+{
+	if (p->i + 1 < p->leaf->n) {
+		p->i++;
+		return true;
+	}
+	if (!p->leaf->next)
+		return false;
+	*p = (struct bt_pos){ p->leaf->next, 0 };
+	return true;
+}
+
+static inline bool bt_prev(struct bt_pos *p)
+{
+	if (p->i > 0) {
+		p->i--;
+		return true;
+	}
+	if (!p->leaf->prev)
+		return false;
+	*p = (struct bt_pos){ p->leaf->prev, p->leaf->prev->n - 1U };
+	return true;
+}
 
 /*
- * Check every invariant (order, separators, maxima, parents, leaf links,
- * fill, count, height). Return: NULL if sound, else what is wrong.
+ * Check every invariant (order, separators, maxima, padding, parents, leaf
+ * links, fill, count, height). Return: NULL if sound, else what is wrong.
  */
 const char *bt_check(const struct bt *t);
 

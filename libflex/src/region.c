@@ -6,24 +6,18 @@
 
 #include "region.h"
 
-/* Best-fit order: by size, then offset. */
-static inline uint64_t size_key(uint32_t size, uint32_t start)
-{
-	return (uint64_t)size << 32 | start;
-}
-
 /* Add or remove a free block in the best-fit tree (when there is one). */
 static void size_add(struct region *r, uint32_t start, uint32_t size)
 {
 	if (r->best_fit)
-		bt_insert(&r->by_size, size_key(size, start), 0);
+		bt_insert(&r->by_size, size, start);
 }
 
 static void size_del(struct region *r, uint32_t start, uint32_t size)
 {
 	struct bt_pos p;
 
-	if (r->best_fit && bt_lower_bound(&r->by_size, size_key(size, start), &p))
+	if (r->best_fit && bt_lower_bound(&r->by_size, size, start, &p))
 		bt_delete(&r->by_size, p);
 }
 
@@ -53,8 +47,8 @@ void region_setup(struct region *r, unsigned int slot, pthread_mutex_t *lock, bo
 	r->lock = lock ? lock : &r->own_lock;
 	r->slot = slot;
 	r->best_fit = best_fit;
-	bt_init(&r->by_offset, true);
-	bt_init(&r->by_size, false);
+	bt_init(&r->by_offset, BT_BY_KEY);
+	bt_init(&r->by_size, BT_BY_PAIR);
 	slot_table_init(&r->slots);
 }
 
@@ -97,23 +91,6 @@ void region_deactivate(struct region *r)
 	region_publish(r);
 }
 
-uint64_t region_largest_free(const struct region *r)
-{
-	return gran_to_bytes(r->by_offset.max);
-}
-
-uint64_t region_num_free(const struct region *r)
-{
-	return r->by_offset.count;
-}
-
-void region_publish(struct region *r)
-{
-	atomic_store_explicit(&r->snap_free, r->free_bytes, memory_order_relaxed);
-	atomic_store_explicit(&r->snap_largest, region_largest_free(r), memory_order_relaxed);
-	atomic_store_explicit(&r->snap_allocated, r->allocated_bytes, memory_order_relaxed);
-}
-
 int region_alloc(struct region *r, uint32_t g, enum flex_alloc_kind kind, uint32_t *start_out)
 {
 	bool top_down = kind == FLEX_ALLOC_PROGRAM;
@@ -126,16 +103,19 @@ int region_alloc(struct region *r, uint32_t g, enum flex_alloc_kind kind, uint32
 	if (top_down)
 		found = bt_last_fit(&r->by_offset, g, &p);
 	else if (r->best_fit)
-		found = bt_lower_bound(&r->by_size, size_key(g, 0), &q) &&
-			bt_lower_bound(&r->by_offset, (uint32_t)bt_key(q), &p);
+		found = bt_lower_bound(&r->by_size, g, 0, &q) &&
+			bt_lower_bound(&r->by_offset, bt_val(q), 0, &p);
 	else
 		found = bt_first_fit(&r->by_offset, g, &p);
 	if (!found)
 		return -ENOSPC;
 
-	start = (uint32_t)bt_key(p);
+	start = bt_key(p);
 	size = bt_val(p);
-	size_del(r, start, size);
+	if (r->best_fit && !top_down)
+		bt_delete(&r->by_size, q);	/* found there: no second lookup */
+	else
+		size_del(r, start, size);
 	if (size == g) {
 		/* Exact fit: the free block goes away. */
 		bt_delete(&r->by_offset, p);
@@ -166,18 +146,18 @@ int region_free(struct region *r, uint32_t s, uint32_t z, struct coalesce_info *
 	if (reserve(r))
 		return -ENOMEM;
 	/* The free blocks just after and just before [s, s + z). */
-	has_succ = bt_lower_bound(&r->by_offset, s, &succ);
+	has_succ = bt_lower_bound(&r->by_offset, s, 0, &succ);
 	if (has_succ) {
 		pred = succ;
 		has_pred = bt_prev(&pred);
 	} else {
-		has_pred = bt_last_fit(&r->by_offset, 0, &pred);
+		has_pred = bt_last(&r->by_offset, &pred);
 	}
 	with_next = has_succ && bt_key(succ) == (uint64_t)s + z;
-	with_prev = has_pred && bt_key(pred) + bt_val(pred) == s;
+	with_prev = has_pred && (uint64_t)bt_key(pred) + bt_val(pred) == s;
 
 	if (with_prev && with_next) {
-		uint32_t pstart = (uint32_t)bt_key(pred), psize = bt_val(pred);
+		uint32_t pstart = bt_key(pred), psize = bt_val(pred);
 		uint32_t nsize = bt_val(succ);
 
 		size_del(r, pstart, psize);
@@ -188,7 +168,7 @@ int region_free(struct region *r, uint32_t s, uint32_t z, struct coalesce_info *
 		bt_set(&r->by_offset, pred, merged_start, merged_size);
 		bt_delete(&r->by_offset, succ);
 	} else if (with_prev) {
-		merged_start = (uint32_t)bt_key(pred);
+		merged_start = bt_key(pred);
 		size_del(r, merged_start, bt_val(pred));
 		merged_size = bt_val(pred) + z;
 		bt_set(&r->by_offset, pred, merged_start, merged_size);
@@ -261,7 +241,7 @@ int region_walk(const struct region *r,
 	more = bt_first(&r->by_offset, &p);
 	while (!ret && (more || i < n)) {
 		if (more && (i == n || bt_key(p) < live[i].start)) {
-			ret = fn(user, (uint32_t)bt_key(p), bt_val(p), NULL, 0);
+			ret = fn(user, bt_key(p), bt_val(p), NULL, 0);
 			more = bt_next(&p);
 		} else {
 			const struct slot *s = slot_at(&r->slots, live[i].slot);

@@ -42,6 +42,7 @@ struct region {
 	pthread_mutex_t *lock;		/* &own_lock, or the allocator's global lock */
 
 	pthread_mutex_t own_lock __attribute__((aligned(64)));
+	bool lock_taken;		/* region_lock() took *lock (allocator_internal.h) */
 	unsigned int slot;		/* position in the allocator's array */
 	bool best_fit;
 	struct flex_region src;		/* as the source gave it, to give back */
@@ -101,12 +102,24 @@ int region_alloc(struct region *r, uint32_t granules, enum flex_alloc_kind kind,
 int region_free(struct region *r, uint32_t start, uint32_t granules, struct coalesce_info *ci);
 
 /* Largest free block in bytes. */
-uint64_t region_largest_free(const struct region *r);
+static inline uint64_t region_largest_free(const struct region *r)
+{
+	return gran_to_bytes(r->by_offset.max);
+}
+
 /* Number of free blocks. */
-uint64_t region_num_free(const struct region *r);
+static inline uint64_t region_num_free(const struct region *r)
+{
+	return r->by_offset.count;
+}
 
 /* Refresh the lock-free snapshot after a change. */
-void region_publish(struct region *r);
+static inline void region_publish(struct region *r)
+{
+	atomic_store_explicit(&r->snap_free, r->free_bytes, memory_order_relaxed);
+	atomic_store_explicit(&r->snap_largest, region_largest_free(r), memory_order_relaxed);
+	atomic_store_explicit(&r->snap_allocated, r->allocated_bytes, memory_order_relaxed);
+}
 
 /*
  * Call @fn for every block in offset order: @s is the slot (and @slot its

@@ -18,7 +18,10 @@
 #ifndef FLEX_SLOT_TABLE_H
 #define FLEX_SLOT_TABLE_H
 
+#include <errno.h>
 #include <stdint.h>
+
+#include <flex/allocator.h>
 
 #define SLOT_BITS		22	/* slots per region: 4 Mi */
 #define SLOT_GEN_BITS		24
@@ -30,18 +33,27 @@
 #define SLOT_REUSE_DELAY	1024U
 #define SLOT_NONE		UINT32_MAX
 
+/*
+ * 16 bytes, so that four share a cache line and none straddles two: a free
+ * reads the slot of an index the caller kept, a likely cache miss with
+ * many live blocks.
+ */
 struct slot {
 	uint32_t start;		/* granules; while free: the next free slot */
 	uint32_t size;		/* granules */
 	uint32_t gen;		/* 1..SLOT_GEN_MASK */
 	uint8_t live;
 	uint8_t kind;		/* enum flex_alloc_kind */
-	uint64_t requested;	/* bytes asked, before rounding */
+	uint8_t slack;		/* block bytes - bytes asked: 0..128 (128 for 0 asked) */
+	uint8_t unused;
 };
+
+_Static_assert(sizeof(struct slot) == 16, "a slot is a quarter of a cache line");
 
 struct slot_table {
 	struct slot *dir[SLOT_DIR];
-	uint32_t capacity;	/* slots created so far */
+	uint32_t capacity;	/* slots handed out so far */
+	uint32_t created;	/* slots in the chunks allocated */
 	uint32_t free_head;	/* oldest freed slot */
 	uint32_t free_tail;
 	uint32_t free_count;
@@ -52,11 +64,52 @@ static inline struct slot *slot_at(const struct slot_table *t, uint32_t i)
 	return &t->dir[i >> SLOT_CHUNK_BITS][i & (SLOT_CHUNK - 1)];
 }
 
+/* What the allocation of @s asked for, in bytes: its block less the slack. */
+static inline uint64_t slot_requested(const struct slot *s)
+{
+	return (uint64_t)s->size * FLEX_ALLOC_ALIGN - s->slack;
+}
+
 void slot_table_init(struct slot_table *t);
 void slot_table_fini(struct slot_table *t);
+/* Make room for one more slot. Return: 0; -ENOMEM; -ENOSPC table full. */
+int slot_grow(struct slot_table *t);
+
 /* Take a slot, marked live. Return: 0 and *slot; -ENOMEM; -ENOSPC table full. */
-int slot_get(struct slot_table *t, uint32_t *slot);
+static inline int slot_get(struct slot_table *t, uint32_t *slot)
+{
+	uint32_t i;
+
+	/* A fresh slot while few freed ones wait, so reuse stays rare. */
+	if (t->free_count <= SLOT_REUSE_DELAY && (t->capacity < t->created || slot_grow(t) == 0)) {
+		i = t->capacity++;
+	} else if (t->free_count) {
+		i = t->free_head;
+		t->free_head = slot_at(t, i)->start;
+		if (--t->free_count == 0)
+			t->free_tail = SLOT_NONE;
+	} else {
+		return t->capacity == SLOT_MAX ? -ENOSPC : -ENOMEM;
+	}
+	slot_at(t, i)->live = 1;
+	*slot = i;
+	return 0;
+}
+
 /* Give a slot back: its generation moves on. */
-void slot_put(struct slot_table *t, uint32_t i);
+static inline void slot_put(struct slot_table *t, uint32_t i)
+{
+	struct slot *s = slot_at(t, i);
+
+	s->live = 0;
+	s->gen = s->gen == SLOT_GEN_MASK ? 1 : s->gen + 1;
+	s->start = SLOT_NONE;
+	if (t->free_count)
+		slot_at(t, t->free_tail)->start = i;
+	else
+		t->free_head = i;
+	t->free_tail = i;
+	t->free_count++;
+}
 
 #endif /* FLEX_SLOT_TABLE_H */

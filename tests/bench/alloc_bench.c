@@ -32,11 +32,21 @@
  *                              of THROUGHPUT_RUNS interleaved runs each)
  * Single-thread costs are timed with the thread's CPU clock (time spent
  * descheduled on a shared machine is not the allocator's); throughput with
- * wall time. Lines starting with '#' give context (the machine's load, the
- * costs at each size, the same throughput with one global lock).
+ * wall time. Lines starting with '#' give context: the machine's load and
+ * whether its CPU has AVX2 (the free-block tree then scans with its AVX2
+ * build), the costs at each size, the same throughput with one global
+ * lock, how much two threads of work that shares nothing get done against
+ * one on this machine right now (the ceiling of alloc_2threads_vs_1) and
+ * how long a cache line takes to go to the other thread and back (on this
+ * shared VM it swings between about 150 and 750 ns, and with it how much
+ * two threads of one allocator get done when their regions mix), and
+ * the 10k cost again once the process has threads: while it has one, as
+ * during the first figures, the region locks are skipped (see
+ * libflex/src/allocator_internal.h), so that line is the cost with them.
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -315,6 +325,72 @@ static double median(double *v, int n)
 	return v[n / 2];
 }
 
+/*
+ * What two threads of work that shares nothing (each its own counter, in
+ * registers) get done against one, in @ms milliseconds: on a machine whose
+ * two vCPUs are not two free cores this is well below 2.
+ */
+static void *spin(void *arg)
+{
+	uint64_t *n = arg, x = 1;
+	double end = now_ns() + 50e6;
+
+	while (now_ns() < end) {
+		for (int i = 0; i < 10000; i++)
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		*n += 10000;
+	}
+	*n += x & 1;	/* keep the loop */
+	return NULL;
+}
+
+/* Cache-line round trips between two threads: each waits for its turn. */
+#define PING_PONGS	100000UL
+
+static _Atomic unsigned long ball __attribute__((aligned(64)));
+
+static void play(unsigned long first)
+{
+	for (unsigned long i = first; i < 2 * PING_PONGS; i += 2) {
+		while (atomic_load_explicit(&ball, memory_order_acquire) != i)
+			;
+		atomic_store_explicit(&ball, i + 1, memory_order_release);
+	}
+}
+
+static void *ping(void *arg)
+{
+	play(1);
+	return NULL;
+}
+
+static double round_trip_ns(void)
+{
+	pthread_t th;
+	double t0;
+
+	atomic_store(&ball, 0);
+	pthread_create(&th, NULL, ping, NULL);
+	t0 = now_ns();
+	play(0);
+	pthread_join(th, NULL);
+	return (now_ns() - t0) / PING_PONGS;
+}
+
+static double shared_nothing_ratio(void)
+{
+	uint64_t one = 0, two[2] = { 0, 0 };
+	pthread_t th[2];
+
+	pthread_create(&th[0], NULL, spin, &one);
+	pthread_join(th[0], NULL);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, spin, &two[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	return (double)(two[0] + two[1]) / (double)one;
+}
+
 /* The machine may be shared: say how busy it was. */
 static void print_load(void)
 {
@@ -332,6 +408,10 @@ int main(void)
 	double ns1k, ns10k, ns100k, ns10k_bf, frag_bf, util_ff, util_bf, frag_ff, one, two, one_g, two_g;
 
 	print_load();
+#if defined(__x86_64__) && defined(__GNUC__)
+	__builtin_cpu_init();
+	printf("# CPU has AVX2: %s\n", __builtin_cpu_supports("avx2") ? "yes" : "no");
+#endif
 
 	ns1k = steady_ns(1000, FLEX_ALLOC_FIRST_FIT);
 	ns10k = steady_ns(10000, FLEX_ALLOC_FIRST_FIT);
@@ -353,12 +433,15 @@ int main(void)
 
 	/* Interleaved 1- and 2-thread runs, median of THROUGHPUT_RUNS each. */
 	double o[THROUGHPUT_RUNS], t[THROUGHPUT_RUNS], og[THROUGHPUT_RUNS], tg[THROUGHPUT_RUNS];
+	double sn[THROUGHPUT_RUNS], rt[THROUGHPUT_RUNS];
 
 	for (int i = 0; i < THROUGHPUT_RUNS; i++) {
 		o[i] = throughput(1, 10000, 0);
 		t[i] = throughput(2, 10000, 0);
 		og[i] = throughput(1, 10000, FLEX_ALLOC_F_GLOBAL_LOCK);
 		tg[i] = throughput(2, 10000, FLEX_ALLOC_F_GLOBAL_LOCK);
+		sn[i] = shared_nothing_ratio();
+		rt[i] = round_trip_ns();
 	}
 	one = median(o, THROUGHPUT_RUNS);
 	two = median(t, THROUGHPUT_RUNS);
@@ -367,6 +450,11 @@ int main(void)
 	printf("# steps/s per-region locks: 1 thread %.0f, 2 threads %.0f\n", one, two);
 	printf("# steps/s one global lock:  1 thread %.0f, 2 threads %.0f (ratio %.2f x)\n",
 	       one_g, two_g, two_g / one_g);
+	printf("# 2 threads of work that shares nothing: %.2f x one thread; cache line round trip between them %.0f ns (this machine, now)\n",
+	       median(sn, THROUGHPUT_RUNS), median(rt, THROUGHPUT_RUNS));
 	printf("bench: alloc_2threads_vs_1 %.2f x\n", two / one);
+	fflush(stdout);
+	printf("# steady trace 10k once the process has threads (region locks taken): %.1f ns\n",
+	       steady_ns(10000, FLEX_ALLOC_FIRST_FIT));
 	return 0;
 }
