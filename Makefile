@@ -51,6 +51,14 @@ tools: $(TOOLS)
 $(BUILD)/flex-demo: tools/flex-demo.c $(BUILD)/libflex.a | deps
 	$(CC) $(CFLAGS_COMMON) -o $@ $< $(BUILD)/libflex.a $(LDFLAGS_COMMON)
 
+# The plan generator (compiler stand-in) and the plan runner.
+tools: $(BUILD)/flex-plan-gen $(BUILD)/flex-run
+$(BUILD)/flex-plan-gen: tools/flex-plan-gen.c $(BUILD)/libflex.a | deps
+	$(CC) $(CFLAGS_COMMON) -o $@ $< $(BUILD)/libflex.a $(LDFLAGS_COMMON)
+FLEX_RUN_SRCS	:= $(wildcard tools/flex-run/*.c)
+$(BUILD)/flex-run: $(FLEX_RUN_SRCS) $(wildcard tools/flex-run/*.h) $(BUILD)/libflex.a | deps
+	$(CC) $(CFLAGS_COMMON) -Itools/flex-run -o $@ $(FLEX_RUN_SRCS) $(BUILD)/libflex.a $(LDFLAGS_COMMON)
+
 demo: kmod tools
 	tools/flex-vm -- $(CURDIR)/$(BUILD)/flex-demo
 
@@ -64,6 +72,7 @@ bench: deps
 	@mkdir -p $(RESULTS)
 	@$(MAKE) --no-print-directory bench-alloc
 	@$(MAKE) --no-print-directory bench-queue
+	@$(MAKE) --no-print-directory bench-launch
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null

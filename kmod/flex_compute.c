@@ -32,7 +32,7 @@ static const struct op_info op_info[] = {
 	[FLEX_OP_ADD]	 = { 8, DT(I32), 0 },
 	[FLEX_OP_MUL]	 = { 8, DT(I32), 0 },
 	[FLEX_OP_RELU]	 = { 6, DT(I32), 0 },
-	[FLEX_OP_MATMUL] = { 9, DT(I32) | DT(I8), FLEX_INSN_ACCUMULATE },
+	[FLEX_OP_MATMUL] = { 10, DT(I32) | DT(I8), FLEX_INSN_ACCUMULATE },
 };
 
 struct exec {
@@ -170,7 +170,7 @@ static int write_rows(struct exec *x, const struct operand *op, const u32 *buf,
 static int op_matmul(struct exec *x, const struct flex_insn *in)
 {
 	size_t esize = in->dtype == FLEX_DT_I8 ? 1 : 4;
-	u64 m, n, k, ldc, lda, ldb, cspan, i, j, kk;
+	u64 m, n, k, ldc, lda, ldb, acc = 0, cspan, i, j, kk;
 	struct operand c, a, b;
 	void *abuf = NULL, *bbuf = NULL;
 	u32 *cbuf = NULL;
@@ -180,7 +180,10 @@ static int op_matmul(struct exec *x, const struct flex_insn *in)
 	      address(x, in->arg[2], &b) ?: scalar(x, in->arg[3], &m) ?:
 	      scalar(x, in->arg[4], &n) ?: scalar(x, in->arg[5], &k) ?:
 	      scalar(x, in->arg[6], &ldc) ?: scalar(x, in->arg[7], &lda) ?:
-	      scalar(x, in->arg[8], &ldb);
+	      scalar(x, in->arg[8], &ldb) ?: scalar(x, in->arg[9], &acc);
+	/* arg[9] (often a correction slot) or the flag: C += A.B. */
+	if (in->flags & FLEX_INSN_ACCUMULATE)
+		acc = 1;
 	if (err == -E2BIG)
 		return flex_job_fault(x->job, err, 0, 0);
 	if (err)
@@ -202,7 +205,7 @@ static int op_matmul(struct exec *x, const struct flex_insn *in)
 		err = flex_job_fault(x->job, -ENOMEM, 0, 0);
 		goto out;
 	}
-	for (i = 0; (in->flags & FLEX_INSN_ACCUMULATE) && i < m && !err; i++)
+	for (i = 0; acc && i < m && !err; i++)
 		err = op_read(x, &c, i * ldc * 4, cbuf + i * n, n * 4);
 	if (err)
 		goto out;

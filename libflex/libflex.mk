@@ -13,6 +13,8 @@ LIBFLEX_HDRS	:= $(wildcard libflex/include/flex/*.h libflex/src/*.h) uapi/linux/
 LIBFLEX_OBJS	:= $(patsubst libflex/src/%.c,$(BUILD)/libflex/%.o,$(LIBFLEX_SRCS))
 # Only functions marked FLEX_EXPORT (the public headers' API) are visible.
 LIBFLEX_CFLAGS	:= $(CFLAGS_COMMON) -fPIC -fvisibility=hidden
+# json-c parses plan manifests (manifest.c): everything linking libflex needs it.
+LDFLAGS_COMMON	+= $(shell pkg-config --libs json-c)
 
 # Check runs the tests; json-c parses the JSON reports they check.
 CHECK_CFLAGS	 = $(shell pkg-config --cflags check json-c)
@@ -53,6 +55,8 @@ $(BUILD)/libflex.so: $(LIBFLEX_OBJS)
 $(BUILD)/unit/test_%: tests/unit/test_%.c $(UNIT_HELPERS) $(UNIT_HDRS) $(BUILD)/libflex.a | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_HELPERS) $(BUILD)/libflex.a $(CHECK_LIBS) $(LDFLAGS_COMMON)
+# test_npy builds in flex-run's npy.c.
+$(BUILD)/unit/test_npy: tools/flex-run/npy.c tools/flex-run/npy.h
 
 $(BUILD)/tsan/libflex/%.o: libflex/src/%.c $(LIBFLEX_HDRS)
 	@mkdir -p $(dir $@)

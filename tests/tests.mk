@@ -21,11 +21,22 @@ kselftests: $(KSFT_BINS)
 KSFT_LIBFLEX	:= $(filter $(KSFT_DIR)/libflex_%,$(KSFT_BINS))
 $(KSFT_LIBFLEX): $(BUILD)/libflex.a
 $(KSFT_LIBFLEX): KSFT_LIBS := $(BUILD)/libflex.a
+# libflex_plan_test runs the tools end to end and builds in flex-run's npy.c.
+$(KSFT_DIR)/libflex_plan_test: $(BUILD)/flex-plan-gen $(BUILD)/flex-run tools/flex-run/npy.c \
+	tools/flex-run/npy.h
 
 $(KSFT_DIR)/%: tests/kselftest/%.c $(KSFT_COMMON) uapi/linux/flex.h uapi/linux/flex_isa.h | deps
 	@mkdir -p $(KSFT_DIR)
 	$(CC) $(CFLAGS_COMMON) -Wno-missing-prototypes -Wno-shadow -Wno-sign-compare -I$(KSFT_HARNESS) \
 		-Itests/kselftest -o $@ $< $(KSFT_LIBS) $(LDFLAGS_COMMON)
+
+# The documentation's worked examples, run by tests/kselftest/examples.sh.
+EXAMPLE_BINS	:= $(patsubst Documentation/flex/examples/%.c,$(BUILD)/examples/%,\
+		     $(wildcard Documentation/flex/examples/*.c))
+kselftests: $(EXAMPLE_BINS)
+$(BUILD)/examples/%: Documentation/flex/examples/%.c $(BUILD)/libflex.a | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -o $@ $< $(BUILD)/libflex.a $(LDFLAGS_COMMON)
 
 check-vm: kmod kselftests
 	@mkdir -p $(RESULTS)
@@ -40,6 +51,15 @@ $(BUILD)/bench/queue_bench: tests/bench/queue_bench.c uapi/linux/flex.h | deps
 
 bench-queue: kmod $(BUILD)/bench/queue_bench
 	tools/flex-vm --mem 1536 --param backing_cap=256M -- $(CURDIR)/$(BUILD)/bench/queue_bench
+
+# FlexStream's launch path against raw submission of the same CBs (in the VM).
+.PHONY: bench-launch
+$(BUILD)/bench/launch_bench: tests/bench/launch_bench.c $(BUILD)/libflex.a | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -o $@ $< $(BUILD)/libflex.a $(LDFLAGS_COMMON)
+
+bench-launch: kmod $(BUILD)/bench/launch_bench
+	tools/flex-vm --mem 1536 --param backing_cap=256M -- $(CURDIR)/$(BUILD)/bench/launch_bench
 
 # The debug-kernel lane: the same suite under KASAN, KFENCE, lockdep,
 # kmemleak and UBSAN. tools/debug-kernel/build builds that kernel once per

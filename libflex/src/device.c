@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -131,6 +132,85 @@ FLEX_EXPORT int flex_device_region_mmap(struct flex_device *dev, uint64_t region
 	*addr = p;
 	*len = info.size;
 	return 0;
+}
+
+/* ---- queues ---- */
+
+FLEX_EXPORT int flex_device_queue_create(struct flex_device *dev, uint32_t priority,
+					 uint32_t depth, uint32_t *queue_id)
+{
+	struct flex_queue_create c = { .priority = priority, .depth = depth };
+	int err = flex_ioctl(dev, FLEX_IOCTL_QUEUE_CREATE, &c);
+
+	if (!err)
+		*queue_id = c.queue_id;
+	return err;
+}
+
+FLEX_EXPORT int flex_device_queue_destroy(struct flex_device *dev, uint32_t queue_id)
+{
+	struct flex_queue_op op = { .queue_id = queue_id };
+
+	return flex_ioctl(dev, FLEX_IOCTL_QUEUE_DESTROY, &op);
+}
+
+FLEX_EXPORT int flex_device_queue_reset(struct flex_device *dev, uint32_t queue_id)
+{
+	struct flex_queue_op op = { .queue_id = queue_id };
+
+	return flex_ioctl(dev, FLEX_IOCTL_QUEUE_RESET, &op);
+}
+
+FLEX_EXPORT int flex_device_submit(struct flex_device *dev, uint32_t queue_id,
+				   const struct flex_cb *cbs, uint32_t count, uint32_t flags,
+				   uint64_t *seqno)
+{
+	struct flex_submit sub = {
+		.cbs_ptr = (uint64_t)(uintptr_t)cbs, .count = count,
+		.queue_id = queue_id, .flags = flags,
+	};
+	int err;
+
+	do
+		err = flex_ioctl(dev, FLEX_IOCTL_SUBMIT, &sub);
+	while (err == -EINTR);
+	if (!err && seqno)
+		*seqno = sub.seqno;
+	return err;
+}
+
+FLEX_EXPORT int flex_device_wait(struct flex_device *dev, uint32_t queue_id, uint64_t seqno,
+				 int64_t timeout_ns)
+{
+	struct flex_wait w = {
+		.queue_id = queue_id, .seqno = seqno,
+		.timeout_ns = timeout_ns < 0 ? INT64_MAX : timeout_ns,
+	};
+	int err;
+
+	do
+		err = flex_ioctl(dev, FLEX_IOCTL_WAIT, &w);
+	while (err == -EINTR);
+	return err;
+}
+
+FLEX_EXPORT int flex_device_queue_status(struct flex_device *dev, uint32_t queue_id,
+					 struct flex_queue_status *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->queue_id = queue_id;
+	return flex_ioctl(dev, FLEX_IOCTL_QUEUE_STATUS, out);
+}
+
+FLEX_EXPORT int flex_device_fence_export(struct flex_device *dev, uint32_t queue_id,
+					 uint64_t seqno, int *fd)
+{
+	struct flex_fence_export f = { .queue_id = queue_id, .seqno = seqno };
+	int err = flex_ioctl(dev, FLEX_IOCTL_FENCE_EXPORT, &f);
+
+	if (!err)
+		*fd = f.fd;
+	return err;
 }
 
 /* ---- the driver-backed region source ---- */

@@ -82,3 +82,15 @@ const char *human_bytes(char *buf, size_t size, unsigned long long bytes)
 		snprintf(buf, size, "%.1f %s", v, units[u]);
 	return buf;
 }
+
+int errbuf_printf(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}

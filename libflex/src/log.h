@@ -34,6 +34,13 @@ struct msgbuf error_begin(void);
 /* Set the calling thread's error message; returns @err for tail calls. */
 int error_set(int err, const char *fmt, ...) FLEX_PRINTF(2, 3);
 
+/*
+ * Format a message into a caller's buffer (@err may be NULL or @errlen 0:
+ * nothing is written) and return @ret, for the pure functions that report
+ * errors through an err/errlen pair instead of the per-thread buffer.
+ */
+int errbuf_printf(char *err, size_t errlen, int ret, const char *fmt, ...) FLEX_PRINTF(4, 5);
+
 /* Format and send a line to @fn (or stderr when NULL). */
 void log_emit(flex_alloc_log_fn fn, void *user, int priority, const char *fmt, ...)
 	FLEX_PRINTF(4, 5);

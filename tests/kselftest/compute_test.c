@@ -337,6 +337,57 @@ TEST_F(c, matmul_accumulates_into_existing_c)
 	}
 }
 
+/*
+ * MATMUL's acc operand (arg[9]): 0 overwrites C, non-zero accumulates,
+ * from an immediate or a correction slot, so one binary does both the
+ * first step of a reduction and the later ones. The flag still works.
+ */
+TEST_F(c, matmul_acc_operand_from_an_immediate_or_a_slot)
+{
+	static const struct mm_case s = { 5, 7, 3, 3, 7, 7 };
+	static const struct { __u16 flags; __u64 acc, slot; int want_acc; const char *what; } runs[] = {
+		{ 0, 0, 0, 0, "acc immediate 0" },
+		{ 0, 1, 0, 1, "acc immediate 1" },
+		{ 0, 12345, 0, 1, "acc immediate 12345" },
+		{ 0, FLEX_SLOT(0), 0, 0, "acc from slot = 0" },
+		{ 0, FLEX_SLOT(0), 1, 1, "acc from slot = 1" },
+		{ FLEX_INSN_ACCUMULATE, 0, 0, 1, "flag with acc 0" },
+		{ FLEX_INSN_ACCUMULATE, FLEX_SLOT(0), 0, 1, "flag with acc slot 0" },
+	};
+	size_t cn = (size_t)s.m * s.ldc, i;
+	__u32 *want = malloc(cn * 4), *got = words(self->d, OFF_C);
+	struct prog pr;
+
+	ASSERT_NE(NULL, want);
+	for (i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		randomize(self->d + OFF_A, (size_t)s.m * s.lda * 4, i + 401);
+		randomize(self->d + OFF_B, (size_t)s.k * s.ldb * 4, i + 501);
+		randomize(got, cn * 4, i + 601);
+		memcpy(want, got, cn * 4);
+		ref_matmul(want, self->d + OFF_A, self->d + OFF_B, 0, runs[i].want_acc, &s);
+		((__u64 *)self->k)[0] = runs[i].slot;
+		prog_init(&pr, 1);
+		prog_emit(&pr, FLEX_OP_MATMUL, FLEX_DT_I32, runs[i].flags, 10,
+			  FLEX_ADDR(0, OFF_C), FLEX_ADDR(0, OFF_A), FLEX_ADDR(0, OFF_B),
+			  (__u64)s.m, (__u64)s.n, (__u64)s.k, (__u64)s.ldc, (__u64)s.lda,
+			  (__u64)s.ldb, runs[i].acc);
+		emit_end(&pr);
+		ASSERT_EQ(0, run_prog(self, &pr)) TH_LOG("%s", runs[i].what);
+		expect_matrix(_metadata, runs[i].what, want, got, cn, s.ldc);
+	}
+	free(want);
+
+	/* Like every scalar, acc must be below 2^32. */
+	((__u64 *)self->k)[0] = 1ULL << 32;
+	prog_init(&pr, 1);
+	prog_emit(&pr, FLEX_OP_MATMUL, FLEX_DT_I32, 0, 10, FLEX_ADDR(0, OFF_C),
+		  FLEX_ADDR(0, OFF_A), FLEX_ADDR(0, OFF_B), 1ULL, 1ULL, 1ULL, 1ULL, 1ULL,
+		  1ULL, FLEX_SLOT(0));
+	emit_end(&pr);
+	prog_fault(_metadata, self, &pr, launch(self), "acc 2^32 from a slot",
+		   (struct want){ -E2BIG, FLEX_FAULT_LIMIT, 0, 0, 0 });
+}
+
 TEST_F(c, int8_extremes_sign_extend_and_int32_wraps)
 {
 	static const struct mm_case s = { 2, 2, 64, 64, 2, 2 };
@@ -1072,7 +1123,7 @@ TEST_F(c, malformed_programs_fault_bad_program_at_the_right_insn)
 	BAD(2, "END reserved", pr.insn[2].reserved = 0x80000000);
 	BAD(0, "FILL arg 3", pr.insn[0].arg[3] = 1);
 	BAD(0, "FILL arg 14", pr.insn[0].arg[14] = 1ULL << 63);
-	BAD(1, "MATMUL arg 9", pr.insn[1].arg[9] = 1);
+	BAD(1, "MATMUL arg 10 (arg 9 is acc)", pr.insn[1].arg[10] = 1);
 	BAD(2, "END arg 0", pr.insn[2].arg[0] = 1);
 	BAD(0, "slot index == n_slots", pr.insn[0].arg[2] = FLEX_SLOT(2));
 	BAD(0, "slot index huge", pr.insn[0].arg[2] = FLEX_SLOT(0xffffffff));

@@ -95,10 +95,15 @@ struct flex_insn {
  * FLEX_OP_ADD	  dst, a, b, rows, cols, ld_dst, ld_a, ld_b	dst = a + b
  * FLEX_OP_MUL	  dst, a, b, rows, cols, ld_dst, ld_a, ld_b	dst = a * b
  * FLEX_OP_RELU	  dst, src, rows, cols, ld_dst, ld_src		dst = max(src, 0)
- * FLEX_OP_MATMUL C, A, B, M, N, K, ldc, lda, ldb	C[MxN] (+)= A[MxK].B[KxN]
+ * FLEX_OP_MATMUL C, A, B, M, N, K, ldc, lda, ldb, acc
+ *						C[MxN] (+)= A[MxK].B[KxN]
  *
  * Arithmetic is int32 and wraps. MATMUL takes FLEX_DT_I32 (all int32) or
- * FLEX_DT_I8 (A and B int8, C int32) and FLEX_INSN_ACCUMULATE.
+ * FLEX_DT_I8 (A and B int8, C int32) and FLEX_INSN_ACCUMULATE. Its operand
+ * acc (arg[9]) accumulates too when non-zero: C += A.B. Being an operand it
+ * can come from a correction slot, so one binary computes the first step of
+ * a reduction (acc = 0) and the later ones (acc = 1); programs older than
+ * acc have 0 there and keep their meaning.
  */
 #define FLEX_OP_END		0
 #define FLEX_OP_COPY		1

@@ -95,6 +95,56 @@ int flex_device_region_mmap(struct flex_device *dev, uint64_t region_id, int pro
  */
 int flex_region_source_from_device(struct flex_device *dev, struct flex_region_source **out);
 
+/*
+ * Queues (Documentation/flex/uapi.rst): thin wrappers of the queue ioctls,
+ * for runtimes and tests. FlexStream (flex/stream.h) builds on them. Each
+ * is one ioctl, safe to call from any thread.
+ */
+
+/**
+ * flex_device_queue_create() - FLEX_IOCTL_QUEUE_CREATE.
+ * @priority:	FLEX_QUEUE_PRIO_*.
+ * @depth:	CBs the queue holds, 0 for FLEX_QUEUE_DEFAULT_DEPTH.
+ * @queue_id:	out.
+ * Return: 0; -EINVAL priority or depth; -ENOSPC FLEX_MAX_QUEUES reached.
+ */
+int flex_device_queue_create(struct flex_device *dev, uint32_t priority, uint32_t depth,
+			     uint32_t *queue_id);
+
+/** flex_device_queue_destroy() - FLEX_IOCTL_QUEUE_DESTROY (cancels what is queued). */
+int flex_device_queue_destroy(struct flex_device *dev, uint32_t queue_id);
+
+/** flex_device_queue_reset() - FLEX_IOCTL_QUEUE_RESET: clear a sticky fault (-EBUSY: not idle). */
+int flex_device_queue_reset(struct flex_device *dev, uint32_t queue_id);
+
+/**
+ * flex_device_submit() - FLEX_IOCTL_SUBMIT: queue @count CBs, all or none.
+ * @flags:	FLEX_SUBMIT_BLOCK to wait for room instead of -EAGAIN.
+ * @seqno:	if not NULL, the last CB's sequence number.
+ * Return: 0 or the driver's errno (-EAGAIN full, -EIO faulted, ...).
+ */
+int flex_device_submit(struct flex_device *dev, uint32_t queue_id, const struct flex_cb *cbs,
+		       uint32_t count, uint32_t flags, uint64_t *seqno);
+
+/**
+ * flex_device_wait() - FLEX_IOCTL_WAIT for CB @seqno.
+ * @timeout_ns:	absolute CLOCK_MONOTONIC deadline; 0 polls; -1 waits forever.
+ * Return: 0; -ETIMEDOUT; the fault's errno; -EINTR is retried internally.
+ */
+int flex_device_wait(struct flex_device *dev, uint32_t queue_id, uint64_t seqno,
+		     int64_t timeout_ns);
+
+/** flex_device_queue_status() - FLEX_IOCTL_QUEUE_STATUS: progress and sticky fault. */
+int flex_device_queue_status(struct flex_device *dev, uint32_t queue_id,
+			     struct flex_queue_status *out);
+
+/**
+ * flex_device_fence_export() - FLEX_IOCTL_FENCE_EXPORT: a sync_file that
+ * signals when CB @seqno completes. @fd: out, owned by the caller.
+ */
+int flex_device_fence_export(struct flex_device *dev, uint32_t queue_id, uint64_t seqno,
+			     int *fd);
+
 #ifdef __cplusplus
 }
 #endif

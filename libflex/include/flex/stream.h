@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * flex/stream.h - FlexStream: asynchronous, in-order execution of jobs.
+ *
+ * A stream is one driver queue (FLEX_IOCTL_QUEUE_CREATE, with the stream's
+ * priority). Its semantics are CUDA's:
+ *
+ *  - Every enqueueing call (launch, host function, event record/wait)
+ *    returns at once; the work runs later.
+ *  - Work of one stream runs in FIFO order; streams are unordered against
+ *    each other except through events.
+ *  - flex_stream_synchronize() blocks until everything enqueued so far has
+ *    completed; flex_stream_query() asks without blocking.
+ *  - Errors are sticky: when a job fails (a CB faults on the device, or a
+ *    host function or host operation fails), the stream is poisoned: later
+ *    work on it does not run, enqueueing calls return -EIO once the
+ *    library has seen the failure (work enqueued before that is accepted
+ *    and then dropped), and
+ *    synchronize/query report the first failure in a struct
+ *    flex_stream_error (job, step, tile, fault code, address), until
+ *    flex_stream_reset(). Other streams are unaffected.
+ *
+ * Launch (flex_stream_launch()) walks the job's plan: for a kernel job it
+ * validates the tensors against the signature (flex_tiling_plan()), and for
+ * each tile (one when the shapes equal the compiled tile) runs the
+ * HostOperation that builds the correction tensor, and queues a DMA CB (the
+ * correction tensor to the stream's correction slot) and a compute CB. The
+ * tile CBs of one launch go to the driver in batches of up to
+ * FLEX_SUBMIT_MAX_CBS. Documentation/flex/execution.rst has the details.
+ *
+ * Threads: each stream has a worker thread, which runs host functions and
+ * submits whatever could not be submitted by the caller (work queued behind
+ * a host function or a cross-stream event wait, or a full driver queue).
+ * When nothing is held back the caller submits directly.
+ *
+ * Thread safety: every function may be called from any number of threads
+ * at once, on the same stream or different ones; calls on one stream are
+ * ordered by the stream's lock in the order they take it. Destroying a
+ * stream must not race with other calls on it.
+ */
+#ifndef FLEX_STREAM_H
+#define FLEX_STREAM_H
+
+#include <stdint.h>
+
+#include <linux/flex.h>
+#include <flex/allocator.h>
+#include <flex/context.h>
+#include <flex/job.h>
+#include <flex/tiling.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct flex_stream;
+struct flex_event;
+
+/* Stream priorities: the driver's (an engine picks the highest ready queue). */
+#define FLEX_STREAM_PRIO_LOW	FLEX_QUEUE_PRIO_LOW
+#define FLEX_STREAM_PRIO_NORMAL	FLEX_QUEUE_PRIO_NORMAL
+#define FLEX_STREAM_PRIO_HIGH	FLEX_QUEUE_PRIO_HIGH
+
+/* flex_stream_launch() flags. */
+#define FLEX_LAUNCH_NO_TILING	(1U << 0)	/* allow_tiled_launch = false */
+
+/**
+ * flex_stream_create() - a new stream with its own driver queue.
+ * @ctx:	the context (its device and allocator).
+ * @priority:	FLEX_STREAM_PRIO_*.
+ * @out:	the stream.
+ *
+ * The environment variable FLEX_ALLOW_TILED_LAUNCH=0, read here, makes
+ * every launch on the stream behave as with FLEX_LAUNCH_NO_TILING.
+ *
+ * Return: 0; -EINVAL bad priority; -ENOSPC the device file has
+ * FLEX_MAX_QUEUES queues; -ENOMEM; pthread_create()'s errors.
+ */
+int flex_stream_create(struct flex_context *ctx, int priority, struct flex_stream **out);
+
+/**
+ * flex_stream_destroy() - wait for the stream's work (as synchronize,
+ * ignoring its errors), stop its worker, destroy its queue and free its
+ * correction slot. NULL is ignored. The default stream belongs to the
+ * context: do not destroy it.
+ */
+void flex_stream_destroy(struct flex_stream *s);
+
+/** flex_stream_queue_id() - the driver queue's id (for FLEX_IOCTL_* and tests). */
+uint32_t flex_stream_queue_id(const struct flex_stream *s);
+
+/** flex_stream_priority() - the priority it was created with. */
+int flex_stream_priority(const struct flex_stream *s);
+
+/**
+ * flex_stream_launch() - enqueue a job: the RFC's FlexStream.Launch().
+ * @job:	the job; may be freed once this returns.
+ * @args:	the kernel job's tensor arguments, in signature order
+ *		(NULL, @n_args 0 for a DMA-only job).
+ * @flags:	FLEX_LAUNCH_NO_TILING or 0.
+ *
+ * Before anything is queued, a kernel launch checks every tensor against
+ * the signature (count, dtype, ndim, shape, strides; flex_tiling_plan()),
+ * resolves every allocation and checks it holds the tensor's span, and
+ * collects the distinct regions of the arguments (segments 0..6). Shapes
+ * larger than the compiled tile run the kernel once per tile (nested over
+ * every tiled axis, reduction axes innermost, accumulating) unless tiling
+ * is disallowed. A DMA-only job's steps are checked against their
+ * allocations.
+ *
+ * Returns without waiting for the device, also when the driver queue is
+ * full (the rest is handed to the worker). The host buffers of DMA steps
+ * must stay valid until the job has run (synchronize, or an event).
+ *
+ * Return: 0 queued; -EINVAL a mismatch or bad argument (message naming the
+ * argument index and name, and the dimension); -EDOM shapes differ from
+ * the tile with tiling disallowed; -ERANGE a tensor or DMA larger than its
+ * allocation; -ENOENT an allocation that does not exist; -E2BIG the tensors
+ * span more than 7 regions; -EIO the stream is poisoned (see
+ * flex_stream_query()); -ENOMEM; the driver's submission errors. The
+ * message is in flex_job_last_error().
+ */
+int flex_stream_launch(struct flex_stream *s, const struct flex_job *job,
+		       const struct flex_tensor *args, uint32_t n_args, uint32_t flags);
+
+/**
+ * flex_stream_copy() - enqueue one DMA (a one-step DMA-only job named
+ * "copy_to_device" or "copy_from_device").
+ * @to_device:	1 host -> device, 0 device -> host.
+ * Return: as flex_stream_launch().
+ */
+int flex_stream_copy(struct flex_stream *s, int to_device, flex_alloc_index_t index,
+		     uint64_t offset, void *host, uint64_t size);
+
+/**
+ * flex_stream_host_func() - enqueue a host function: @fn(@user) runs on
+ * the stream's worker thread after everything enqueued before it has
+ * completed, and nothing enqueued after it starts before it returned
+ * (cudaLaunchHostFunc). A non-zero return poisons the stream with that
+ * errno (step FLEX_STEP_HOST_OP of job "host_func"). @fn must not
+ * synchronize this stream (it would wait for itself).
+ * Return: 0 queued; -EINVAL @fn NULL; -EIO poisoned; -ENOMEM.
+ */
+int flex_stream_host_func(struct flex_stream *s, flex_host_fn fn, void *user);
+
+/*
+ * struct flex_stream_error - the first failure of a poisoned stream.
+ * @error:	negative errno: the fault's (FLEX_FAULT_* errno), or a host
+ *		function's or host operation's return, or -EPIPE when an
+ *		event this stream waited for failed on the other stream.
+ * @fault_code:	FLEX_FAULT_* of a device fault, FLEX_FAULT_NONE for a host
+ *		failure.
+ * @job:	the job's name ("host_func", "event_wait", "copy_to_device"...).
+ * @launch_seq:	which launch on this stream (1 = the first).
+ * @step:	index of the step in the job's plan.
+ * @step_kind:	enum flex_step_kind of that step.
+ * @tile:	the tile (iteration) of a kernel launch, else 0.
+ * @seqno:	the driver seqno of the CB that faulted (0 for host failures).
+ * @insn:	the faulting instruction (compute CBs).
+ * @addr:	the device address that faulted (region_id + offset in it).
+ * @message:	all of the above in one line, for logs.
+ */
+struct flex_stream_error {
+	int error;
+	uint32_t fault_code;
+	char job[FLEX_JOB_NAME_MAX];
+	uint64_t launch_seq;
+	uint32_t step;
+	enum flex_step_kind step_kind;
+	uint64_t tile;
+	uint64_t seqno;
+	uint32_t insn;
+	struct flex_vaddr addr;
+	char message[256];
+};
+
+/**
+ * flex_stream_synchronize() - block until everything enqueued on @s so far
+ * has completed (or the stream is poisoned).
+ * @err:	if not NULL, receives the failure (zeroed when there is none).
+ * Return: 0; the failure's errno (also in @err->error); -EINTR is retried.
+ */
+int flex_stream_synchronize(struct flex_stream *s, struct flex_stream_error *err);
+
+/**
+ * flex_stream_query() - has everything enqueued completed? Never blocks
+ * (beyond the stream's lock and one FLEX_IOCTL_QUEUE_STATUS).
+ * @err:	as flex_stream_synchronize().
+ * Return: 0 all done; -EBUSY work pending; the failure's errno.
+ */
+int flex_stream_query(struct flex_stream *s, struct flex_stream_error *err);
+
+/**
+ * flex_stream_reset() - recover a poisoned stream: wait until nothing is
+ * in flight, clear the driver queue's sticky fault (FLEX_IOCTL_QUEUE_RESET)
+ * and the host-side error. Work that was cancelled stays cancelled.
+ * Return: 0; the driver's errors.
+ */
+int flex_stream_reset(struct flex_stream *s);
+
+/*
+ * struct flex_stream_stats - counters since the stream was created.
+ * @jobs:	launches (kernel and DMA-only jobs).
+ * @tiles:	kernel iterations (a non-tiled launch counts 1).
+ * @cbs:	CBs submitted to the driver.
+ * @submits:	FLEX_IOCTL_SUBMIT calls that succeeded.
+ * @host_ops:	HostOperations run (correction tensors built, host functions).
+ * @host_funcs:	host functions run (flex_stream_host_func and user host ops).
+ * @bytes_dma:	bytes of DMA CBs submitted (correction tensors included).
+ * @parked_cbs:	CBs handed to the worker instead of submitted by the caller.
+ * @synchronizes: flex_stream_synchronize() calls.
+ * @sync_ns:	time spent blocked in flex_stream_synchronize().
+ * @corr_slot_bytes: the correction slot's size now.
+ * @corr_slot_grows: times the correction slot was replaced by a bigger one.
+ */
+struct flex_stream_stats {
+	uint64_t jobs;
+	uint64_t tiles;
+	uint64_t cbs;
+	uint64_t submits;
+	uint64_t host_ops;
+	uint64_t host_funcs;
+	uint64_t bytes_dma;
+	uint64_t parked_cbs;
+	uint64_t synchronizes;
+	uint64_t sync_ns;
+	uint64_t corr_slot_bytes;
+	uint64_t corr_slot_grows;
+};
+
+/** flex_stream_get_stats() - a snapshot of the counters. */
+void flex_stream_get_stats(struct flex_stream *s, struct flex_stream_stats *st);
+
+/**
+ * flex_stream_last_error() - same as flex_job_last_error(): the calling
+ * thread's last failure message. Never NULL.
+ */
+const char *flex_stream_last_error(void);
+
+/*
+ * Events: a point in one stream's work (cudaEvent). Recording captures
+ * "everything enqueued on the stream so far"; another stream can wait for
+ * it (a FLEX_CB_WAIT on the recording stream's queue, so the device orders
+ * them without the host), and the host can synchronize on it or query it.
+ * An event may be recorded again; waits and synchronizes use the latest
+ * record. The stream an event was recorded on must outlive the event's
+ * uses. An event never recorded is complete.
+ */
+
+/** flex_event_create() - a new event. Return: 0 or -ENOMEM. */
+int flex_event_create(struct flex_event **out);
+
+/** flex_event_destroy() - free it (NULL is ignored). Pending waits are unaffected. */
+void flex_event_destroy(struct flex_event *ev);
+
+/**
+ * flex_event_record() - capture the work enqueued on @s so far.
+ * Return: 0; -EIO @s is poisoned.
+ */
+int flex_event_record(struct flex_event *ev, struct flex_stream *s);
+
+/**
+ * flex_stream_wait_event() - work enqueued on @s after this call starts
+ * only once @ev's work has completed. Returns at once. If that work fails,
+ * @s is poisoned with -EPIPE (step FLEX_STEP_EVENT_WAIT). Waiting on an
+ * event of @s itself, or one never recorded, does nothing.
+ * Return: 0; -EIO @s is poisoned; -ENOMEM.
+ */
+int flex_stream_wait_event(struct flex_stream *s, struct flex_event *ev);
+
+/**
+ * flex_event_synchronize() - block until @ev's work has completed.
+ * Return: 0; the recording stream's failure errno when that work failed.
+ */
+int flex_event_synchronize(struct flex_event *ev);
+
+/**
+ * flex_event_query() - non-blocking flex_event_synchronize().
+ * Return: 0 complete; -EBUSY not yet; the failure errno.
+ */
+int flex_event_query(struct flex_event *ev);
+
+/**
+ * flex_event_export_sync_file() - a sync_file fd that signals when @ev's
+ * work completes (FLEX_IOCTL_FENCE_EXPORT): poll() it, or hand it to
+ * anything that takes sync_files. If the recorded work is still held back
+ * in its stream (behind a host function), this waits until it has been
+ * submitted.
+ * @fd:		out; the caller closes it.
+ * Return: 0; -ENOENT the event was never recorded (nothing to wait for);
+ * -EPIPE the recording stream failed before submitting that work; the
+ * driver's errors (-EMFILE...).
+ */
+int flex_event_export_sync_file(struct flex_event *ev, int *fd);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FLEX_STREAM_H */

@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Launch: walk a job's plan into CBs. Everything that can be checked is
+ * checked before the first CB is queued: the tensors against the kernel
+ * signature (flex/tiling.h), every allocation resolved and big enough, the
+ * regions countable in 7 segments, DMA steps inside their allocations.
+ *
+ * A kernel launch then runs, per tile, the HostOperation (the correction
+ * tensor, into a per-launch host staging buffer holding every tile's
+ * tensor) and builds two CBs: a DMA of that tensor to the stream's
+ * correction slot and a compute CB whose segment 7 is the slot. The CBs
+ * are built in a per-stream scratch array and submitted in batches of up
+ * to FLEX_SUBMIT_MAX_CBS; the staging buffer lives until the stream's
+ * completion passes the launch's last CB, because the DMA engine reads the
+ * user pages when the CB runs, not when it is queued.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/flex.h>
+#include <linux/flex_isa.h>
+#include <flex/stream.h>
+#include <flex/tiling.h>
+
+#include "log.h"
+#include "stream_internal.h"
+
+#define N_ARG_SEGMENTS	7	/* segments 0..6; 7 is the correction slot */
+
+/* Resolved tensors: their addresses and the segment table. */
+struct resolved {
+	struct flex_vaddr va[FLEX_KERNEL_MAX_ARGS];
+	uint32_t seg[FLEX_KERNEL_MAX_ARGS];
+	uint64_t region[N_ARG_SEGMENTS];
+	uint32_t n_regions;
+	struct flex_vaddr prog;
+};
+
+static int resolve_args(struct flex_stream *s, const struct flex_job *job,
+			const struct flex_tensor *args, uint32_t n_args, struct resolved *r)
+{
+	struct flex_alloc *a = s->ctx->alloc;
+	uint64_t size, span;
+	uint32_t i, k;
+	int err;
+
+	err = flex_alloc_resolve(a, job->binary, &r->prog, NULL);
+	if (err)
+		return error_set(err, "job %s: binary allocation %llu: %s", job->name,
+				 (unsigned long long)job->binary, flex_alloc_last_error());
+	r->n_regions = 0;
+	for (i = 0; i < n_args; i++) {
+		const char *nm = job->sig.args[i].name;
+
+		err = flex_alloc_resolve(a, args[i].index, &r->va[i], &size);
+		if (err)
+			return error_set(err, "job %s: arg %u (%s): allocation %llu: %s", job->name,
+					 i, nm, (unsigned long long)args[i].index,
+					 flex_alloc_last_error());
+		err = flex_tensor_span_bytes(&args[i], &span);
+		if (err)
+			return error_set(-EINVAL, "job %s: arg %u (%s): size overflows", job->name,
+					 i, nm);
+		if (span > size)
+			return error_set(-ERANGE, "job %s: arg %u (%s): the tensor spans %llu "
+					 "bytes, its allocation holds %llu", job->name, i, nm,
+					 (unsigned long long)span, (unsigned long long)size);
+		for (k = 0; k < r->n_regions && r->region[k] != r->va[i].region_id; k++)
+			;
+		if (k == r->n_regions) {
+			if (k == N_ARG_SEGMENTS)
+				return error_set(-E2BIG, "job %s: arg %u (%s) is in an 8th region; "
+						 "a launch's tensors may span at most %u regions "
+						 "(segments 0..6)", job->name, i, nm, N_ARG_SEGMENTS);
+			r->region[r->n_regions++] = r->va[i].region_id;
+		}
+		r->seg[i] = k;
+	}
+	return 0;
+}
+
+static int launch_kernel(struct flex_stream *s, const struct flex_job *job,
+			 const struct flex_tensor *args, uint32_t n_args, uint32_t flags)
+{
+	uint64_t tile_idx[FLEX_KERNEL_MAX_AXES], off[FLEX_KERNEL_MAX_ARGS], iter, launch;
+	uint32_t per_tile = job->n_corr ? 2 : 1, n_slots = job->n_corr, k, step_c;
+	int allow = !(flags & FLEX_LAUNCH_NO_TILING), first_red, err;
+	struct flex_cb tmpl, *cbs;
+	struct flex_tiling t;
+	struct resolved r;
+	uint64_t *staging = NULL;
+	char msg[256];
+
+	if (n_args != job->sig.n_args)
+		return error_set(-EINVAL, "job %s: %u tensor arguments, the kernel takes %u",
+				 job->name, n_args, job->sig.n_args);
+	if (n_args && !args)
+		return error_set(-EINVAL, "job %s: NULL arguments", job->name);
+	msg[0] = '\0';
+	err = flex_tiling_plan(&job->sig, args, n_args, allow && s->allow_tiled, &t, msg,
+			       sizeof(msg));
+	if (err)
+		return error_set(err, "job %s: %s%s", job->name, msg,
+				 err == -EDOM ? " (tiled launch disallowed)" : "");
+	if (t.n_iters > 1 && !n_slots)
+		return error_set(-EINVAL, "job %s: the shapes need %llu tiles but the job has no "
+				 "correction metadata to move between them", job->name,
+				 (unsigned long long)t.n_iters);
+	if (t.n_iters > (1ULL << 29) || t.n_iters * per_tile > UINT32_MAX ||
+	    t.n_iters > SIZE_MAX / 8 / (n_slots ? n_slots : 1))
+		return error_set(-E2BIG, "job %s: %llu tiles are too many for one launch",
+				 job->name, (unsigned long long)t.n_iters);
+	err = resolve_args(s, job, args, n_args, &r);
+	if (err)
+		return err;
+
+	/* The compute CB every tile shares; only the DMA's source differs. */
+	memset(&tmpl, 0, sizeof(tmpl));
+	tmpl.opcode = FLEX_CB_COMPUTE;
+	tmpl.compute.program.region_id = r.prog.region_id;
+	tmpl.compute.program.offset = r.prog.offset;
+	for (k = 0; k < r.n_regions; k++) {
+		tmpl.compute.segments[k].region_id = r.region[k];
+		tmpl.compute.segment_mask |= 1U << k;
+	}
+	step_c = job->n_steps - 1;	/* compute is the last step */
+
+	if (n_slots) {
+		staging = malloc(t.n_iters * n_slots * sizeof(uint64_t));
+		if (!staging)
+			return error_set(-ENOMEM, "job %s: %llu bytes of correction staging",
+					 job->name,
+					 (unsigned long long)(t.n_iters * n_slots * 8));
+	}
+
+	pthread_mutex_lock(&s->lock);
+	if (stream_poisoned(s)) {
+		err = error_set(-EIO, "stream %u is poisoned: synchronize or query for the "
+				"error, reset to recover", s->qid);
+		goto unlock;
+	}
+	if (n_slots) {
+		err = corr_slot_reserve(s, n_slots * sizeof(uint64_t));
+		if (err)
+			goto unlock;
+		tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].region_id = s->slot_va.region_id;
+		tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].offset = s->slot_va.offset;
+		tmpl.compute.segment_mask |= 1U << FLEX_SEGMENT_CORRECTION;
+	}
+	cbs = stream_scratch(s, t.n_iters * per_tile);
+	if (!cbs) {
+		err = error_set(-ENOMEM, "job %s: no memory for %llu CBs", job->name,
+				(unsigned long long)(t.n_iters * per_tile));
+		goto unlock;
+	}
+	launch = stream_new_launch(s, job->name);
+	for (iter = 0; iter < t.n_iters; iter++) {
+		struct flex_cb *cb = cbs + iter * per_tile;
+
+		if (n_slots) {
+			uint64_t *corr = staging + iter * n_slots;
+
+			flex_tiling_iter(&t, &job->sig, args, n_args, iter, tile_idx, off,
+					 &first_red);
+			corr_build(job, args, r.va, r.seg, off, first_red, corr);
+			memset(cb, 0, sizeof(*cb));
+			cb->opcode = FLEX_CB_DMA_TO_DEVICE;
+			cb->user_data = ud_make(launch, 1, FLEX_STEP_DMA_CORRECTION, iter);
+			cb->dma.host_ptr = (uint64_t)(uintptr_t)corr;
+			cb->dma.dev.region_id = s->slot_va.region_id;
+			cb->dma.dev.offset = s->slot_va.offset;
+			cb->dma.size = n_slots * sizeof(uint64_t);
+			cb++;
+		}
+		*cb = tmpl;
+		cb->user_data = ud_make(launch, step_c, FLEX_STEP_COMPUTE, iter);
+	}
+	err = stream_enqueue_cbs(s, cbs, (uint32_t)(t.n_iters * per_tile));
+	if (n_slots) {
+		/* Even on error: a first batch may have been queued already. */
+		stream_defer(s, staging, FLEX_ALLOC_INDEX_NONE);
+		staging = NULL;
+	}
+	if (err)
+		goto unlock;
+	s->stats.jobs++;
+	s->stats.tiles += t.n_iters;
+	s->stats.host_ops += n_slots ? t.n_iters : 0;
+	stream_reap(s);
+unlock:
+	pthread_mutex_unlock(&s->lock);
+	free(staging);
+	return err;
+}
+
+static int launch_dma_steps(struct flex_stream *s, const char *name,
+			    const struct flex_step *steps, uint32_t n_steps)
+{
+	struct flex_alloc *a = s->ctx->alloc;
+	struct flex_vaddr va[FLEX_JOB_MAX_STEPS];
+	uint32_t i, n = 0;
+	uint64_t size, launch;
+	struct flex_cb *cbs;
+	int err;
+
+	for (i = 0; i < n_steps; i++) {
+		const struct flex_step *st = &steps[i];
+
+		if (st->kind == FLEX_STEP_HOST_OP)
+			continue;
+		err = flex_alloc_resolve(a, st->index, &va[i], &size);
+		if (err)
+			return error_set(err, "job %s: step %u (%s): allocation %llu: %s",
+					 name, i, flex_step_kind_name(st->kind),
+					 (unsigned long long)st->index, flex_alloc_last_error());
+		if (st->offset > size || st->size > size - st->offset)
+			return error_set(-ERANGE, "job %s: step %u (%s): bytes %llu .. %llu leave "
+					 "the allocation of %llu bytes", name, i,
+					 flex_step_kind_name(st->kind),
+					 (unsigned long long)st->offset,
+					 (unsigned long long)(st->offset + st->size),
+					 (unsigned long long)size);
+	}
+
+	pthread_mutex_lock(&s->lock);
+	cbs = stream_scratch(s, n_steps);
+	if (!cbs) {
+		err = error_set(-ENOMEM, "job %s: no memory for CBs", name);
+		goto unlock;
+	}
+	if (stream_poisoned(s)) {
+		err = error_set(-EIO, "stream %u is poisoned: synchronize or query for the "
+				"error, reset to recover", s->qid);
+		goto unlock;
+	}
+	launch = stream_new_launch(s, name);
+	err = 0;
+	for (i = 0; i < n_steps && !err; i++) {
+		const struct flex_step *st = &steps[i];
+		struct flex_cb *cb = cbs + n;
+		struct item *it;
+
+		if (st->kind != FLEX_STEP_HOST_OP) {
+			memset(cb, 0, sizeof(*cb));
+			cb->opcode = st->kind == FLEX_STEP_DMA_TO_DEVICE ?
+				     FLEX_CB_DMA_TO_DEVICE : FLEX_CB_DMA_FROM_DEVICE;
+			cb->user_data = ud_make(launch, i, st->kind, 0);
+			cb->dma.host_ptr = (uint64_t)(uintptr_t)st->host;
+			cb->dma.dev.region_id = va[i].region_id;
+			cb->dma.dev.offset = va[i].offset + st->offset;
+			cb->dma.size = st->size;
+			n++;
+			continue;
+		}
+		/* A host operation: what came before goes first, in order. */
+		if (n)
+			err = stream_enqueue_cbs(s, cbs, n);
+		n = 0;
+		it = err ? NULL : calloc(1, sizeof(*it));
+		if (!err && !it)
+			err = error_set(-ENOMEM, "job %s: out of memory", name);
+		if (err)
+			break;
+		it->kind = ITEM_HOST_FN;
+		it->fn = st->fn;
+		it->user = st->user;
+		it->user_data = ud_make(launch, i, FLEX_STEP_HOST_OP, 0);
+		err = stream_enqueue_item(s, it);
+	}
+	if (!err && n)
+		err = stream_enqueue_cbs(s, cbs, n);
+	if (!err)
+		s->stats.jobs++;
+unlock:
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
+FLEX_EXPORT int flex_stream_launch(struct flex_stream *s, const struct flex_job *job,
+				   const struct flex_tensor *args, uint32_t n_args,
+				   uint32_t flags)
+{
+	if (!s || !job)
+		return error_set(-EINVAL, "flex_stream_launch: NULL stream or job");
+	if (flags & ~FLEX_LAUNCH_NO_TILING)
+		return error_set(-EINVAL, "job %s: unknown launch flags %#x", job->name, flags);
+	if (job->is_kernel)
+		return launch_kernel(s, job, args, n_args, flags);
+	if (n_args)
+		return error_set(-EINVAL, "job %s: a DMA-only job takes no tensor arguments "
+				 "(%u given)", job->name, n_args);
+	return launch_dma_steps(s, job->name, job->steps, job->n_steps);
+}
+
+FLEX_EXPORT int flex_stream_copy(struct flex_stream *s, int to_device,
+				 flex_alloc_index_t index, uint64_t offset, void *host,
+				 uint64_t size)
+{
+	const char *name = to_device ? "copy_to_device" : "copy_from_device";
+	struct flex_step step;
+
+	if (!s || !host || !size || size > FLEX_DMA_MAX_SIZE)
+		return error_set(-EINVAL, "%s: NULL stream or host pointer, or size %llu not "
+				 "in 1 .. %llu", name, (unsigned long long)size,
+				 (unsigned long long)FLEX_DMA_MAX_SIZE);
+	step = to_device ? flex_step_dma_to_device(index, offset, host, size) :
+			   flex_step_dma_from_device(index, offset, host, size);
+	return launch_dma_steps(s, name, &step, 1);
+}
+
+FLEX_EXPORT int flex_stream_host_func(struct flex_stream *s, flex_host_fn fn, void *user)
+{
+	struct item *it;
+	int err;
+
+	if (!s || !fn)
+		return error_set(-EINVAL, "flex_stream_host_func: NULL stream or function");
+	it = calloc(1, sizeof(*it));
+	if (!it)
+		return error_set(-ENOMEM, "flex_stream_host_func: out of memory");
+	it->kind = ITEM_HOST_FN;
+	it->fn = fn;
+	it->user = user;
+	pthread_mutex_lock(&s->lock);
+	it->user_data = ud_make(stream_new_launch(s, "host_func"), 0, FLEX_STEP_HOST_OP, 0);
+	err = stream_enqueue_item(s, it);
+	if (!err)
+		s->stats.jobs++;
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}

@@ -1,0 +1,686 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * FlexStream: one driver queue, a FIFO of work the caller could not submit
+ * itself, and the worker thread that drains it.
+ *
+ * Sequence numbers are predicted: only this stream submits to its queue,
+ * and the driver numbers CBs consecutively, so the CB enqueued now gets
+ * assigned + 1 whether the caller submits it at once or the worker does
+ * later. Events and deferred frees use these predicted numbers. A host
+ * function is followed by a NOP CB (submitted after it ran), so that it
+ * too has a sequence number that completes only once it has run.
+ *
+ * Order: the caller submits directly only when nothing is held back (the
+ * item FIFO is empty); otherwise it appends, and the worker submits items
+ * one after the other, keeping an item at the head of the FIFO until it is
+ * done, so a caller never overtakes it.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/flex.h>
+#include <flex/device.h>
+#include <flex/stream.h>
+
+#include "log.h"
+#include "stream_internal.h"
+
+/* Enough for a 64-tile launch to go to the driver without parking. */
+#define STREAM_QUEUE_DEPTH	FLEX_QUEUE_MAX_DEPTH
+/* Reap deferred buffers lazily: one status ioctl per this many launches. */
+#define REAP_EVERY		32
+
+static const char *const fault_names[] = {
+	[FLEX_FAULT_NONE] = "none",
+	[FLEX_FAULT_UNMAPPED] = "unmapped",
+	[FLEX_FAULT_OUT_OF_BOUNDS] = "out of bounds",
+	[FLEX_FAULT_BAD_PROGRAM] = "bad program",
+	[FLEX_FAULT_BACKING] = "backing",
+	[FLEX_FAULT_HOST] = "host memory",
+	[FLEX_FAULT_DEPENDENCY] = "dependency",
+	[FLEX_FAULT_LIMIT] = "limit",
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int stream_poisoned(const struct flex_stream *s)
+{
+	return s->dev_faulted || s->has_host_err;
+}
+
+uint64_t stream_new_launch(struct flex_stream *s, const char *name)
+{
+	uint64_t seq = ++s->launch_seq;
+	unsigned int i = seq % NAME_RING;
+
+	s->names[i].launch = seq;
+	snprintf(s->names[i].name, sizeof(s->names[i].name), "%s", name);
+	return seq;
+}
+
+/* Fill @e from a CB's user_data (everything but the error itself). */
+static void describe(const struct flex_stream *s, uint64_t user_data,
+		     struct flex_stream_error *e)
+{
+	uint64_t low = user_data >> 38;
+	uint64_t launch = (s->launch_seq & ~((1ULL << 26) - 1)) | low;
+	unsigned int i;
+
+	if (launch > s->launch_seq)	/* the counter's high bits moved on since */
+		launch -= 1ULL << 26;
+	i = launch % NAME_RING;
+	e->launch_seq = launch;
+	e->step = (user_data >> 32) & 63;
+	e->step_kind = (enum flex_step_kind)((user_data >> 29) & 7);
+	e->tile = user_data & ((1ULL << 29) - 1);
+	snprintf(e->job, sizeof(e->job), "%s",
+		 s->names[i].launch == launch ? s->names[i].name : "(unknown job)");
+}
+
+void stream_host_error(struct flex_stream *s, int err, uint64_t user_data, const char *fmt, ...)
+{
+	struct flex_stream_error *e = &s->host_err;
+	char what[160], line[512];
+	va_list ap;
+
+	if (s->has_host_err)
+		return;		/* the first failure is the one reported */
+	memset(e, 0, sizeof(*e));
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	describe(s, user_data, e);
+	e->error = err;
+	e->fault_code = FLEX_FAULT_NONE;
+	snprintf(line, sizeof(line),
+		 "job %s (launch %llu) step %u (%s) tile %llu: %s (%s)", e->job,
+		 (unsigned long long)e->launch_seq, e->step,
+		 flex_step_kind_name(e->step_kind) ?: "?", (unsigned long long)e->tile,
+		 what, strerror(-err));
+	snprintf(e->message, sizeof(e->message), "%.255s", line);
+	s->has_host_err = 1;
+	pthread_cond_broadcast(&s->cond);
+}
+
+/* The driver's sticky fault, as a stream error. */
+static void fault_error(const struct flex_stream *s, const struct flex_queue_status *st,
+			struct flex_stream_error *e)
+{
+	memset(e, 0, sizeof(*e));
+	describe(s, st->fault_user_data, e);
+	e->error = st->fault_errno;
+	e->fault_code = st->fault_code;
+	e->seqno = st->fault_seqno;
+	e->insn = st->fault_insn;
+	e->addr.region_id = st->fault_addr.region_id;
+	e->addr.offset = st->fault_addr.offset;
+	snprintf(e->message, sizeof(e->message),
+		 "job %s (launch %llu) step %u (%s) tile %llu: device fault %s (%s) at seqno "
+		 "%llu insn %u address region %#llx + %#llx", e->job,
+		 (unsigned long long)e->launch_seq, e->step,
+		 flex_step_kind_name(e->step_kind) ?: "?", (unsigned long long)e->tile,
+		 st->fault_code < sizeof(fault_names) / sizeof(fault_names[0]) ?
+		 fault_names[st->fault_code] : "?", strerror(-st->fault_errno),
+		 (unsigned long long)e->seqno, e->insn,
+		 (unsigned long long)e->addr.region_id, (unsigned long long)e->addr.offset);
+}
+
+/*
+ * The stream's failure (lock held): the device fault if the queue has one
+ * (it happened first: a host function runs only after everything before it
+ * succeeded), else the host-side one. Returns its errno, or 0.
+ */
+static int current_error(struct flex_stream *s, const struct flex_queue_status *st,
+			 struct flex_stream_error *err)
+{
+	struct flex_stream_error tmp, *e = err ? err : &tmp;
+
+	if (st && st->fault_code) {
+		fault_error(s, st, e);
+		return e->error;
+	}
+	if (s->has_host_err) {
+		*e = s->host_err;
+		return e->error;
+	}
+	memset(e, 0, sizeof(*e));
+	return 0;
+}
+
+struct flex_cb *stream_scratch(struct flex_stream *s, size_t n)
+{
+	if (n > s->scratch_n) {
+		struct flex_cb *p = realloc(s->scratch, n * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		s->scratch = p;
+		s->scratch_n = n;
+	}
+	return s->scratch;
+}
+
+/* ---- deferred frees ---- */
+
+void stream_defer(struct flex_stream *s, void *buf, flex_alloc_index_t slot)
+{
+	struct deferred *d = malloc(sizeof(*d));
+
+	if (!d) {
+		/* Cannot track it: wait until the device is done instead. */
+		uint64_t seq = s->assigned;
+
+		pthread_mutex_unlock(&s->lock);
+		stream_wait_submitted(s, seq);
+		if (seq && atomic_load(&s->submitted) >= seq)
+			flex_device_wait(s->dev, s->qid, seq, -1);
+		pthread_mutex_lock(&s->lock);
+		free(buf);
+		if (slot != FLEX_ALLOC_INDEX_NONE)
+			flex_alloc_free(s->ctx->alloc, slot);
+		return;
+	}
+	d->next = NULL;
+	d->seq = s->assigned;
+	d->buf = buf;
+	d->slot = slot;
+	if (s->def_tail)
+		s->def_tail->next = d;
+	else
+		s->def_head = d;
+	s->def_tail = d;
+	s->n_def++;
+}
+
+/*
+ * Free what the device can no longer use: its CBs completed (or were
+ * cancelled), or were never submitted and never will be (discarded).
+ */
+static void reap_upto(struct flex_stream *s, uint64_t completed)
+{
+	uint64_t sub = atomic_load(&s->submitted);
+	struct deferred *d;
+
+	while ((d = s->def_head)) {
+		uint64_t eff = d->seq < sub ? d->seq : sub;
+
+		if (!(d->seq <= sub || !s->head) || eff > completed)
+			break;
+		s->def_head = d->next;
+		if (!s->def_head)
+			s->def_tail = NULL;
+		s->n_def--;
+		free(d->buf);
+		if (d->slot != FLEX_ALLOC_INDEX_NONE)
+			flex_alloc_free(s->ctx->alloc, d->slot);
+		free(d);
+	}
+}
+
+void stream_reap(struct flex_stream *s)
+{
+	struct flex_queue_status st;
+
+	if (s->n_def < REAP_EVERY)
+		return;
+	if (!flex_device_queue_status(s->dev, s->qid, &st))
+		s->completed = st.completed;
+	reap_upto(s, s->completed);
+}
+
+/* ---- submission ---- */
+
+static void wake(struct flex_stream *s)
+{
+	pthread_cond_broadcast(&s->cond);
+}
+
+static void append(struct flex_stream *s, struct item *it)
+{
+	it->next = NULL;
+	if (s->tail)
+		s->tail->next = it;
+	else
+		s->head = it;
+	s->tail = it;
+	wake(s);
+}
+
+static void note_submitted(struct flex_stream *s, const struct flex_cb *cbs, uint32_t n,
+			   uint64_t seq)
+{
+	uint32_t i;
+
+	atomic_store(&s->submitted, seq);
+	s->stats.cbs += n;
+	s->stats.submits++;
+	for (i = 0; i < n; i++)
+		if (cbs[i].opcode == FLEX_CB_DMA_TO_DEVICE ||
+		    cbs[i].opcode == FLEX_CB_DMA_FROM_DEVICE)
+			s->stats.bytes_dma += cbs[i].dma.size;
+}
+
+/* Park @n CBs for the worker (copied). */
+static int park_cbs(struct flex_stream *s, const struct flex_cb *cbs, uint32_t n)
+{
+	struct item *it = calloc(1, sizeof(*it));
+
+	if (it)
+		it->cbs = malloc(n * sizeof(*cbs));
+	if (!it || !it->cbs) {
+		free(it);
+		return -ENOMEM;
+	}
+	memcpy(it->cbs, cbs, n * sizeof(*cbs));
+	it->kind = ITEM_CBS;
+	it->n = n;
+	s->assigned += n;
+	s->stats.parked_cbs += n;
+	append(s, it);
+	return 0;
+}
+
+int stream_enqueue_cbs(struct flex_stream *s, struct flex_cb *cbs, uint32_t n)
+{
+	uint32_t done = 0;
+	int err;
+
+	if (stream_poisoned(s))
+		return error_set(-EIO, "stream %u is poisoned: synchronize or query for the "
+				 "error, reset to recover", s->qid);
+	while (!s->head && done < n) {
+		uint32_t k = n - done < FLEX_SUBMIT_MAX_CBS ? n - done : FLEX_SUBMIT_MAX_CBS;
+		uint64_t seq;
+
+		err = flex_device_submit(s->dev, s->qid, cbs + done, k, 0, &seq);
+		if (err == -EAGAIN)
+			break;		/* queue full: the worker waits for room */
+		if (err == -EIO) {
+			s->dev_faulted = 1;
+			wake(s);
+			return error_set(-EIO, "stream %u: the device queue is faulted", s->qid);
+		}
+		if (err) {
+			if (done)	/* half a launch queued: it cannot complete */
+				stream_host_error(s, err, cbs[done].user_data,
+						  "the driver refused a CB batch");
+			return error_set(err, "stream %u: FLEX_IOCTL_SUBMIT of %u CBs: %s",
+					 s->qid, k, strerror(-err));
+		}
+		note_submitted(s, cbs + done, k, seq);
+		s->assigned = seq;
+		done += k;
+	}
+	if (done < n) {
+		err = park_cbs(s, cbs + done, n - done);
+		if (err) {
+			if (done)
+				stream_host_error(s, err, cbs[done].user_data,
+						  "out of memory parking CBs");
+			return error_set(err, "stream %u: out of memory parking %u CBs",
+					 s->qid, n - done);
+		}
+	}
+	return 0;
+}
+
+int stream_enqueue_item(struct flex_stream *s, struct item *it)
+{
+	if (stream_poisoned(s)) {
+		free(it);
+		return error_set(-EIO, "stream %u is poisoned: synchronize or query for the "
+				 "error, reset to recover", s->qid);
+	}
+	s->assigned++;		/* the NOP after a host function, or the WAIT CB */
+	append(s, it);
+	return 0;
+}
+
+/* Without the lock: wait until @seq has been handed to the driver (or never will). */
+int stream_wait_submitted(struct flex_stream *s, uint64_t seq)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&s->lock);
+	while (atomic_load(&s->submitted) < seq && !stream_poisoned(s) && s->head)
+		pthread_cond_wait(&s->cond, &s->lock);
+	if (atomic_load(&s->submitted) < seq)
+		ret = -EPIPE;	/* poisoned (or reset) before it was submitted */
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+/* The worker's blocking submit of one CB or a batch; lock not held. */
+static int worker_submit(struct flex_stream *s, const struct flex_cb *cbs, uint32_t n,
+			 uint64_t *seq)
+{
+	return flex_device_submit(s->dev, s->qid, cbs, n, FLEX_SUBMIT_BLOCK, seq);
+}
+
+static void free_item(struct item *it)
+{
+	free(it->cbs);
+	free(it);
+}
+
+/* Runs the head item with the lock dropped; returns with it held. */
+static void run_item(struct flex_stream *s, struct item *it)
+{
+	struct flex_cb nop = { .opcode = FLEX_CB_NOP, .user_data = it->user_data };
+	uint64_t before = atomic_load(&s->submitted), seq = 0;
+	int err = 0, ran = 0;
+
+	pthread_mutex_unlock(&s->lock);
+	switch (it->kind) {
+	case ITEM_CBS:
+		while (it->done < it->n && !err) {
+			uint32_t k = it->n - it->done;
+
+			if (k > FLEX_SUBMIT_MAX_CBS)
+				k = FLEX_SUBMIT_MAX_CBS;
+			err = worker_submit(s, it->cbs + it->done, k, &seq);
+			if (!err) {
+				pthread_mutex_lock(&s->lock);
+				note_submitted(s, it->cbs + it->done, k, seq);
+				wake(s);
+				pthread_mutex_unlock(&s->lock);
+				it->done += k;
+			}
+		}
+		break;
+	case ITEM_HOST_FN:
+		err = before ? flex_device_wait(s->dev, s->qid, before, -1) : 0;
+		if (!err) {
+			err = it->fn(it->user);
+			ran = 1;
+			if (err > 0)
+				err = -err;
+		}
+		if (!err)
+			err = worker_submit(s, &nop, 1, &seq);
+		break;
+	case ITEM_WAIT: {
+		struct flex_cb w = {
+			.opcode = FLEX_CB_WAIT, .user_data = it->user_data,
+			.wait = { .queue_id = it->other->qid, .seqno = it->other_seq },
+		};
+
+		err = stream_wait_submitted(it->other, it->other_seq);
+		if (!err)
+			err = worker_submit(s, &w, 1, &seq);
+		break;
+	}
+	}
+	pthread_mutex_lock(&s->lock);
+	if (it->kind == ITEM_HOST_FN && ran) {
+		s->stats.host_ops++;
+		s->stats.host_funcs++;
+	}
+	if (!err && it->kind != ITEM_CBS) {
+		note_submitted(s, &nop, 1, seq);
+	} else if (err == -EIO) {
+		s->dev_faulted = 1;
+	} else if (err && it->kind == ITEM_HOST_FN && ran) {
+		stream_host_error(s, err, it->user_data, "host function returned an error");
+	} else if (err && it->kind == ITEM_HOST_FN) {
+		/* A CB before it faulted: the queue's sticky fault says which. */
+		s->dev_faulted = 1;
+	} else if (err && it->kind == ITEM_WAIT) {
+		stream_host_error(s, err == -EPIPE ? -EPIPE : err, it->user_data,
+				  "the event's stream (queue %u) failed before seqno %llu",
+				  it->other->qid, (unsigned long long)it->other_seq);
+	} else if (err) {
+		stream_host_error(s, err, it->cbs[it->done].user_data,
+				  "the driver refused a parked CB batch");
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct flex_stream *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		struct item *it = s->head;
+
+		if (!it) {
+			if (s->stop)
+				break;
+			pthread_cond_wait(&s->cond, &s->lock);
+			continue;
+		}
+		if (!stream_poisoned(s))
+			run_item(s, it);
+		/* Done, or discarded: sticky errors cancel everything after. */
+		s->head = it->next;
+		if (!s->head)
+			s->tail = NULL;
+		free_item(it);
+		if (!s->head && stream_poisoned(s))
+			s->assigned = atomic_load(&s->submitted);
+		wake(s);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* ---- the public calls ---- */
+
+FLEX_EXPORT int flex_stream_create(struct flex_context *ctx, int priority,
+				   struct flex_stream **out)
+{
+	const char *env = getenv("FLEX_ALLOW_TILED_LAUNCH");
+	struct flex_stream *s;
+	int err;
+
+	if (!ctx || !out)
+		return error_set(-EINVAL, "flex_stream_create: NULL argument");
+	if (priority < FLEX_STREAM_PRIO_LOW || priority > FLEX_STREAM_PRIO_HIGH)
+		return error_set(-EINVAL, "flex_stream_create: priority %d not in %d .. %d",
+				 priority, FLEX_STREAM_PRIO_LOW, FLEX_STREAM_PRIO_HIGH);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return error_set(-ENOMEM, "flex_stream_create: out of memory");
+	s->ctx = ctx;
+	s->dev = ctx->dev;
+	s->priority = priority;
+	s->allow_tiled = !(env && !strcmp(env, "0"));
+	s->slot = FLEX_ALLOC_INDEX_NONE;
+	atomic_init(&s->submitted, 0);
+	err = flex_device_queue_create(s->dev, (uint32_t)priority, STREAM_QUEUE_DEPTH, &s->qid);
+	if (err) {
+		free(s);
+		return error_set(err, "flex_stream_create: FLEX_IOCTL_QUEUE_CREATE: %s",
+				 strerror(-err));
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	err = -pthread_create(&s->worker, NULL, worker_main, s);
+	if (err) {
+		flex_device_queue_destroy(s->dev, s->qid);
+		pthread_cond_destroy(&s->cond);
+		pthread_mutex_destroy(&s->lock);
+		free(s);
+		return error_set(err, "flex_stream_create: no worker thread: %s", strerror(-err));
+	}
+	context_add_stream(ctx, s);
+	*out = s;
+	return 0;
+}
+
+FLEX_EXPORT void flex_stream_destroy(struct flex_stream *s)
+{
+	struct flex_stream_stats final;
+	struct deferred *d;
+
+	if (!s)
+		return;
+	flex_stream_synchronize(s, NULL);
+	pthread_mutex_lock(&s->lock);
+	s->stop = 1;
+	wake(s);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->worker, NULL);
+	/* Cancels anything still queued and waits for the running CB. */
+	flex_device_queue_destroy(s->dev, s->qid);
+	while ((d = s->def_head)) {
+		s->def_head = d->next;
+		free(d->buf);
+		if (d->slot != FLEX_ALLOC_INDEX_NONE)
+			flex_alloc_free(s->ctx->alloc, d->slot);
+		free(d);
+	}
+	flex_stream_get_stats(s, &final);	/* before the slot goes: its size counts */
+	corr_slot_release(s);
+	context_remove_stream(s->ctx, s, &final);
+	free(s->scratch);
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+FLEX_EXPORT uint32_t flex_stream_queue_id(const struct flex_stream *s)
+{
+	return s->qid;
+}
+
+FLEX_EXPORT int flex_stream_priority(const struct flex_stream *s)
+{
+	return s->priority;
+}
+
+FLEX_EXPORT int flex_stream_synchronize(struct flex_stream *s, struct flex_stream_error *err)
+{
+	struct flex_stream_error local;
+	struct flex_queue_status st;
+	uint64_t t0 = now_ns(), target;
+	int ret, have_st = 0;
+
+	/*
+	 * Everything enqueued before this call: the CBs up to the predicted
+	 * seqno now. Work other threads enqueue meanwhile is not waited for
+	 * (no starvation); held-back work must first reach the driver.
+	 */
+	pthread_mutex_lock(&s->lock);
+	target = s->assigned;
+	while (atomic_load(&s->submitted) < target && s->head && !stream_poisoned(s))
+		pthread_cond_wait(&s->cond, &s->lock);
+	if (target > atomic_load(&s->submitted))
+		target = atomic_load(&s->submitted);	/* the rest was dropped */
+	pthread_mutex_unlock(&s->lock);
+
+	ret = target ? flex_device_wait(s->dev, s->qid, target, -1) : 0;
+
+	pthread_mutex_lock(&s->lock);
+	if (ret || s->has_host_err || s->dev_faulted) {
+		have_st = !flex_device_queue_status(s->dev, s->qid, &st);
+		if (have_st && st.fault_code)
+			s->dev_faulted = 1;
+	}
+	if (!ret || (have_st && st.fault_code)) {
+		s->completed = have_st ? st.completed : target;
+		reap_upto(s, s->completed);
+	}
+	if (ret && !(have_st && st.fault_code) && !s->has_host_err)
+		stream_host_error(s, ret, 0, "waiting for seqno %llu failed",
+				  (unsigned long long)target);
+	if (!err)
+		err = &local;
+	ret = current_error(s, have_st ? &st : NULL, err);
+	s->stats.synchronizes++;
+	s->stats.sync_ns += now_ns() - t0;
+	pthread_mutex_unlock(&s->lock);
+	if (ret)
+		error_set(ret, "stream %u: %s", s->qid, err->message);
+	return ret;
+}
+
+FLEX_EXPORT int flex_stream_query(struct flex_stream *s, struct flex_stream_error *err)
+{
+	struct flex_stream_error local;
+	struct flex_queue_status st;
+	int ret;
+
+	if (!err)
+		err = &local;
+
+	pthread_mutex_lock(&s->lock);
+	ret = flex_device_queue_status(s->dev, s->qid, &st);
+	if (ret) {
+		pthread_mutex_unlock(&s->lock);
+		return error_set(ret, "stream %u: FLEX_IOCTL_QUEUE_STATUS: %s", s->qid,
+				 strerror(-ret));
+	}
+	if (st.fault_code)
+		s->dev_faulted = 1;
+	s->completed = st.completed;
+	reap_upto(s, st.completed);
+	ret = current_error(s, &st, err);
+	if (!ret && (s->head || st.completed < atomic_load(&s->submitted)))
+		ret = -EBUSY;
+	pthread_mutex_unlock(&s->lock);
+	if (ret && ret != -EBUSY)
+		error_set(ret, "stream %u: %s", s->qid, err->message);
+	return ret;
+}
+
+FLEX_EXPORT int flex_stream_reset(struct flex_stream *s)
+{
+	struct flex_queue_status st;
+	int err, tries;
+
+	flex_stream_synchronize(s, NULL);
+	pthread_mutex_lock(&s->lock);
+	/* The worker drops what a poisoned stream held back; let it finish. */
+	while (s->head)
+		pthread_cond_wait(&s->cond, &s->lock);
+	for (tries = 0;; tries++) {
+		err = flex_device_queue_status(s->dev, s->qid, &st);
+		if (err || !st.fault_code)
+			break;
+		err = flex_device_queue_reset(s->dev, s->qid);
+		if (err != -EBUSY || tries > 1000)
+			break;
+		/* Cancelled CBs are still being retired: a moment. */
+		pthread_mutex_unlock(&s->lock);
+		usleep(1000);
+		pthread_mutex_lock(&s->lock);
+	}
+	if (!err) {
+		s->dev_faulted = 0;
+		s->has_host_err = 0;
+		memset(&s->host_err, 0, sizeof(s->host_err));
+		atomic_store(&s->submitted, st.submitted);
+		s->assigned = st.submitted;
+		s->completed = st.completed;
+		reap_upto(s, st.completed);
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (err)
+		return error_set(err, "stream %u: reset: %s", s->qid, strerror(-err));
+	return 0;
+}
+
+FLEX_EXPORT void flex_stream_get_stats(struct flex_stream *s, struct flex_stream_stats *st)
+{
+	pthread_mutex_lock(&s->lock);
+	*st = s->stats;
+	st->corr_slot_bytes = s->slot_size;
+	pthread_mutex_unlock(&s->lock);
+}
+
+FLEX_EXPORT const char *flex_stream_last_error(void)
+{
+	return flex_alloc_last_error();
+}

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * FlexStream internals shared by stream.c (queue, worker, synchronize),
+ * event.c, launch.c (walking job plans into CBs) and correction.c (the
+ * HostOperation and the per-stream correction slot).
+ */
+#ifndef FLEX_STREAM_INTERNAL_H
+#define FLEX_STREAM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <flex/context.h>
+#include <flex/job.h>
+#include <flex/stream.h>
+
+struct flex_job {
+	char name[FLEX_JOB_NAME_MAX];
+	int is_kernel;
+	flex_alloc_index_t binary;
+	struct flex_kernel_sig sig;
+	uint32_t n_corr;
+	struct flex_corr_slot *corr;
+	uint32_t n_steps;
+	struct flex_step steps[];
+};
+
+struct flex_context {
+	struct flex_device *dev;
+	struct flex_alloc *alloc;
+	struct flex_stream *default_stream;
+	char *report_path;		/* FLEX_REPORT, written at destroy */
+
+	/* Every live stream, for flex_context_report(); retired: the destroyed ones' counters. */
+	pthread_mutex_t lock;
+	struct flex_stream *streams;	/* linked through ctx_next, newest first */
+	struct flex_stream_stats retired;
+	uint32_t n_retired;
+};
+
+/*
+ * CB user_data: which launch, step and tile a CB belongs to, so that a
+ * fault reported by FLEX_IOCTL_QUEUE_STATUS maps back to the job.
+ *   63..38 launch sequence (low 26 bits), 37..32 step index,
+ *   31..29 step kind, 28..0 tile (low 29 bits)
+ */
+static inline uint64_t ud_make(uint64_t launch, uint32_t step, uint32_t kind, uint64_t tile)
+{
+	return (launch & ((1ULL << 26) - 1)) << 38 | (uint64_t)(step & 63) << 32 |
+	       (uint64_t)(kind & 7) << 29 | (tile & ((1ULL << 29) - 1));
+}
+
+/* Work the caller could not submit itself, in stream order. */
+enum item_kind {
+	ITEM_CBS,	/* CBs to submit */
+	ITEM_HOST_FN,	/* run fn once everything before completed, then a NOP CB */
+	ITEM_WAIT,	/* a FLEX_CB_WAIT once the other stream has submitted @seq */
+};
+
+struct item {
+	struct item *next;
+	enum item_kind kind;
+	uint64_t user_data;
+	uint32_t n, done;		/* ITEM_CBS */
+	struct flex_cb *cbs;		/* ITEM_CBS, owned */
+	flex_host_fn fn;		/* ITEM_HOST_FN */
+	void *user;
+	struct flex_stream *other;	/* ITEM_WAIT */
+	uint64_t other_seq;
+};
+
+/* Host memory (and old correction slots) the device may use until @seq completes. */
+struct deferred {
+	struct deferred *next;
+	uint64_t seq;
+	void *buf;
+	flex_alloc_index_t slot;	/* FLEX_ALLOC_INDEX_NONE or a replaced slot */
+};
+
+#define NAME_RING	256
+
+struct flex_stream {
+	struct flex_context *ctx;
+	struct flex_device *dev;
+	uint32_t qid;
+	int priority;
+	int allow_tiled;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* any state change: items, submitted, errors */
+	pthread_t worker;
+	int stop;
+	struct item *head, *tail;	/* head stays queued while the worker runs it */
+
+	uint64_t assigned;		/* seqno the last CB enqueued gets (or got) */
+	_Atomic uint64_t submitted;	/* last seqno the driver accepted */
+	uint64_t completed;		/* last completion seen */
+	uint64_t launch_seq;
+
+	int dev_faulted;		/* the driver refused with -EIO */
+	int has_host_err;
+	struct flex_stream_error host_err;
+
+	/* The correction slot: segment 7 of every compute CB of this stream. */
+	flex_alloc_index_t slot;
+	struct flex_vaddr slot_va;
+	uint64_t slot_size;
+
+	struct deferred *def_head, *def_tail;
+	unsigned int n_def;
+
+	struct flex_cb *scratch;	/* CBs being built, reused */
+	size_t scratch_n;
+
+	struct {
+		uint64_t launch;
+		char name[FLEX_JOB_NAME_MAX];
+	} names[NAME_RING];
+
+	struct flex_stream_stats stats;
+	struct flex_stream *ctx_next;	/* the context's list, under ctx->lock */
+};
+
+/* stream.c, with s->lock held unless said otherwise. */
+int stream_poisoned(const struct flex_stream *s);
+int stream_enqueue_cbs(struct flex_stream *s, struct flex_cb *cbs, uint32_t n);
+int stream_enqueue_item(struct flex_stream *s, struct item *it);
+uint64_t stream_new_launch(struct flex_stream *s, const char *name);
+void stream_host_error(struct flex_stream *s, int err, uint64_t user_data, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void stream_defer(struct flex_stream *s, void *buf, flex_alloc_index_t slot);
+void stream_reap(struct flex_stream *s);
+struct flex_cb *stream_scratch(struct flex_stream *s, size_t n);
+/* Without the lock: the stream's failure into @err (which may be NULL). */
+int stream_wait_submitted(struct flex_stream *s, uint64_t seq);
+
+/* context.c: the context's list of streams (takes ctx->lock). */
+void context_add_stream(struct flex_context *ctx, struct flex_stream *s);
+/* Unlist @s and add @final (its last counters) to the retired totals. */
+void context_remove_stream(struct flex_context *ctx, struct flex_stream *s,
+			   const struct flex_stream_stats *final);
+
+/* context_report.c: append the context's report to ctx->report_path. */
+void context_write_exit_report(struct flex_context *ctx);
+
+/* correction.c, with s->lock held. */
+int corr_slot_reserve(struct flex_stream *s, uint64_t bytes);
+void corr_build(const struct flex_job *job, const struct flex_tensor *args,
+		const struct flex_vaddr *va, const uint32_t *seg_of_arg,
+		const uint64_t *byte_offset, int first_reduction, uint64_t *out);
+void corr_slot_release(struct flex_stream *s);
+
+#endif /* FLEX_STREAM_INTERNAL_H */
