@@ -152,12 +152,14 @@ static int flex_vfs_disable(struct flex_device *fdev)
 
 int flex_sriov_configure(struct flex_device *fdev, unsigned int num_vfs)
 {
+	unsigned int old_vfs;
 	int err = 0;
 
 	if (num_vfs > fdev->total_vfs)
 		return -ERANGE;
 
 	mutex_lock(&fdev->sriov_lock);
+	old_vfs = fdev->num_vfs;	/* only sriov_lock holders change it */
 	if (num_vfs == fdev->num_vfs)
 		err = 0;
 	else if (num_vfs == 0)
@@ -166,6 +168,8 @@ int flex_sriov_configure(struct flex_device *fdev, unsigned int num_vfs)
 		err = -EBUSY;
 	else
 		err = flex_vfs_enable(fdev, num_vfs);
+	if (!err && num_vfs != old_vfs)
+		flex_nl_vfs_event(fdev, num_vfs != 0, num_vfs ?: old_vfs);
 	mutex_unlock(&fdev->sriov_lock);
 	return err;
 }
@@ -185,6 +189,7 @@ int flex_device_create(unsigned int index, dev_t devt, struct flex_device **out)
 	mutex_init(&fdev->lock);
 	mutex_init(&fdev->sriov_lock);
 	xa_init_flags(&fdev->regions, XA_FLAGS_ALLOC1);
+	xa_init_flags(&fdev->queues, XA_FLAGS_ALLOC1);
 
 	err = flex_mem_init(&fdev->mem, flex_params.capacity,
 			    flex_params.backing_cap);
@@ -241,6 +246,8 @@ void flex_device_destroy(struct flex_device *fdev)
 	flex_mapping_inode_put(fdev->inode);
 	WARN_ON(!xa_empty(&fdev->regions));
 	xa_destroy(&fdev->regions);
+	WARN_ON(!xa_empty(&fdev->queues));
+	xa_destroy(&fdev->queues);
 	flex_sched_fini(fdev);
 	flex_mem_fini(&fdev->mem);
 	kfree(fdev);

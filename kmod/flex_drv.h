@@ -86,6 +86,8 @@ struct flex_mem {
 	atomic64_t resident_pages;
 	u64 backing_cap_pages;
 	atomic64_t used;		/* bytes held by regions */
+	/* Bit 0: the backing cap was hit and announced; cleared on a free. */
+	unsigned long backing_cap_hit;
 };
 
 struct flex_fn;
@@ -129,6 +131,9 @@ struct flex_device {
 	struct workqueue_struct *wq;
 	bool engines_paused;		/* debugfs: hold CBs queued, for tests */
 	atomic64_t pinned_pages;	/* host pages pinned by queued DMA */
+	/* Every queue of every file by device-wide handle, for netlink. */
+	struct xarray queues;
+	u32 next_queue_handle;		/* cursor of xa_alloc_cyclic */
 };
 
 struct flex_fn {
@@ -198,6 +203,10 @@ struct flex_queue {
 	wait_queue_head_t wq;		/* completions, room, idle */
 	/* Statistics. */
 	u64 stat_faults;
+	/* For netlink: its handle in fdev->queues, and who created it. */
+	u32 handle;
+	pid_t owner_tgid;
+	char owner_comm[TASK_COMM_LEN];
 };
 
 /*
@@ -341,5 +350,16 @@ void flex_debugfs_device_add(struct flex_device *fdev);
 void flex_debugfs_device_remove(struct flex_device *fdev);
 void flex_debugfs_fn_add(struct flex_fn *fn);
 void flex_debugfs_fn_remove(struct flex_fn *fn);
+
+/* flex_netlink.c */
+int flex_nl_init(void);
+void flex_nl_fini(void);
+void flex_nl_device_add(struct flex_device *fdev);
+void flex_nl_device_remove(struct flex_device *fdev);
+void flex_nl_region_event(struct flex_region *r, bool acquired);
+void flex_nl_queue_fault(struct flex_queue *q);
+void flex_nl_vfs_event(struct flex_device *fdev, bool enabled,
+		       unsigned int num_vfs);
+void flex_nl_backing_cap(struct flex_mem *mem);
 
 #endif /* _FLEX_DRV_H */

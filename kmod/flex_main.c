@@ -86,8 +86,10 @@ static void flex_destroy_devices(void)
 	unsigned int i;
 
 	for (i = 0; i < FLEX_MAX_DEVICES; i++) {
-		if (flex_devices[i])
-			flex_device_destroy(flex_devices[i]);
+		if (!flex_devices[i])
+			continue;
+		flex_nl_device_remove(flex_devices[i]);
+		flex_device_destroy(flex_devices[i]);
 		flex_devices[i] = NULL;
 	}
 }
@@ -105,11 +107,16 @@ static int __init flex_init(void)
 	if (err)
 		return err;
 
+	/* Before the devices: their events need the family registered. */
+	err = flex_nl_init();
+	if (err)
+		goto err_cache;
+
 	err = alloc_chrdev_region(&flex_devt, 0,
 				  flex_params.num_devices * FLEX_MINORS_PER_DEVICE,
 				  FLEX_DRV_NAME);
 	if (err)
-		goto err_cache;
+		goto err_nl;
 
 	flex_class = class_create(THIS_MODULE, FLEX_DRV_NAME);
 	if (IS_ERR(flex_class)) {
@@ -123,6 +130,7 @@ static int __init flex_init(void)
 					 &flex_devices[i]);
 		if (err)
 			goto err_devices;
+		flex_nl_device_add(flex_devices[i]);
 	}
 	pr_info(FLEX_DRV_NAME ": %u device(s), %llu MiB each, %u VFs, %u table entries per VF\n",
 		flex_params.num_devices, flex_params.capacity >> 20,
@@ -136,6 +144,8 @@ err_devices:
 err_chrdev:
 	unregister_chrdev_region(flex_devt,
 				 flex_params.num_devices * FLEX_MINORS_PER_DEVICE);
+err_nl:
+	flex_nl_fini();
 err_cache:
 	flex_job_cache_fini();
 	return err;
@@ -148,6 +158,7 @@ static void __exit flex_exit(void)
 	class_destroy(flex_class);
 	unregister_chrdev_region(flex_devt,
 				 flex_params.num_devices * FLEX_MINORS_PER_DEVICE);
+	flex_nl_fini();
 	flex_job_cache_fini();
 }
 

@@ -66,6 +66,7 @@ void flex_mem_unplace(struct flex_mem *mem, u64 phys, u64 size)
 		xa_erase(&mem->pages, idx);
 		put_page(page);
 		atomic64_dec(&mem->resident_pages);
+		clear_bit(0, &mem->backing_cap_hit);
 	}
 	gen_pool_free(mem->pool, phys, size);
 	atomic64_sub(size, &mem->used);
@@ -123,6 +124,9 @@ struct page *flex_mem_page(struct flex_mem *mem, u64 phys)
 		atomic64_dec(&mem->resident_pages);
 		pr_warn_ratelimited(FLEX_DRV_NAME ": backing cap of %llu bytes reached\n",
 				    mem->backing_cap_pages << PAGE_SHIFT);
+		/* Announced once until backing is freed (flex_mem_unplace()). */
+		if (!test_and_set_bit(0, &mem->backing_cap_hit))
+			flex_nl_backing_cap(mem);
 		return ERR_PTR(-ENOSPC);
 	}
 	page = alloc_page(GFP_HIGHUSER | __GFP_ZERO | __GFP_NOWARN);

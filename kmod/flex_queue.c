@@ -64,9 +64,24 @@ int flex_queue_create(struct flex_file *ff, struct flex_queue_create *args)
 	INIT_LIST_HEAD(&q->pending);
 	init_waitqueue_head(&q->wq);
 
+	q->owner_tgid = task_tgid_nr(current);
+	get_task_comm(q->owner_comm, current);
+
+	/*
+	 * The device-wide handle (netlink's view) first: until the file's
+	 * table holds the queue no ioctl can reach it, so a failure below
+	 * can still simply free it.
+	 */
+	err = xa_alloc_cyclic(&fdev->queues, &q->handle, q, XA_LIMIT(1, INT_MAX),
+			      &fdev->next_queue_handle, GFP_KERNEL);
+	if (err < 0) {
+		kfree(q);
+		return err;
+	}
 	err = xa_alloc(&ff->queues, &q->id, q, XA_LIMIT(1, FLEX_MAX_QUEUES),
 		       GFP_KERNEL);
 	if (err) {
+		xa_erase(&fdev->queues, q->handle);
 		kfree(q);
 		return err == -EBUSY ? -ENOSPC : err;
 	}
@@ -96,6 +111,8 @@ static void queue_teardown(struct flex_queue *q)
 	flex_sched_cancel_pending(q);
 	/* A running CB is bounded work: DMA of FLEX_DMA_MAX_SIZE, ISA limits. */
 	wait_event(q->wq, queue_idle(q));
+	/* Netlink reads queues under this xa_lock: after it, none does. */
+	xa_erase(&q->fdev->queues, q->handle);
 	flex_sched_remove_queue(q);
 	kref_put(&q->ref, flex_queue_free);
 }

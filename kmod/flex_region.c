@@ -87,6 +87,7 @@ static void region_destroy(struct flex_region *r)
 {
 	struct flex_device *fdev = r->fdev;
 
+	flex_nl_region_event(r, false);	/* still as it was */
 	table_remove(r->fn, r);
 	xa_erase(&fdev->regions, r->handle);
 	list_del(&r->file_link);
@@ -150,6 +151,7 @@ int flex_region_acquire(struct flex_file *ff, struct flex_region_acquire *args)
 	if (err)
 		goto err_unhandle;
 	list_add_tail(&r->file_link, &ff->regions);
+	flex_nl_region_event(r, true);
 	mutex_unlock(&fdev->lock);
 
 	args->region_id = r->region_id;

@@ -135,6 +135,8 @@ static bool job_complete(struct flex_job *job, int err, enum flex_engine_id id)
 	}
 	spin_unlock(&fdev->sched_lock);
 
+	if (err)
+		flex_nl_queue_fault(q);
 	job_finish(job, err);
 	list_for_each_entry_safe(c, tmp, &cancelled, link) {
 		list_del(&c->link);

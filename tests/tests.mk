@@ -25,6 +25,21 @@ $(KSFT_LIBFLEX): KSFT_LIBS := $(BUILD)/libflex.a
 $(KSFT_DIR)/libflex_plan_test: $(BUILD)/flex-plan-gen $(BUILD)/flex-run tools/flex-run/npy.c \
 	tools/flex-run/npy.h
 
+# netlink_test talks to the flex genetlink family through libnl-genl-3.
+$(KSFT_DIR)/netlink_test: uapi/linux/flex_netlink.h
+$(KSFT_DIR)/netlink_test: KSFT_LIBS = $(shell pkg-config --cflags --libs libnl-genl-3.0)
+
+# The netlink YAML spec and uapi/linux/flex_netlink.h must agree; a host TAP
+# step of check-unit (and the checker must catch planted mismatches).
+.PHONY: check-netlink-spec
+check-unit: check-netlink-spec
+check-netlink-spec: | deps
+	@mkdir -p $(RESULTS)
+	@echo "unit: netlink-spec"
+	@tests/netlink-spec-check > $(RESULTS)/unit-netlink-spec.tap && \
+		tests/netlink-spec-check --self-test > $(RESULTS)/unit-netlink-spec-selftest.tap || \
+		{ grep '^not ok' $(RESULTS)/unit-netlink-spec*.tap; exit 1; }
+
 $(KSFT_DIR)/%: tests/kselftest/%.c $(KSFT_COMMON) uapi/linux/flex.h uapi/linux/flex_isa.h | deps
 	@mkdir -p $(KSFT_DIR)
 	$(CC) $(CFLAGS_COMMON) -Wno-missing-prototypes -Wno-shadow -Wno-sign-compare -I$(KSFT_HARNESS) \

@@ -25,7 +25,7 @@
 #include <linux/types.h>
 
 #define FLEX_UAPI_MAJOR		1	/* incompatible changes */
-#define FLEX_UAPI_MINOR		0	/* compatible additions */
+#define FLEX_UAPI_MINOR		1	/* compatible additions */
 
 #define FLEX_IOCTL_BASE		0xF7
 
