@@ -43,8 +43,9 @@ kmod: deps
 
 -include libflex/libflex.mk
 include tests/tests.mk
+include tools/flexctl/flexctl.mk
 
-TOOLS		:= $(BUILD)/flex-demo
+TOOLS		:= $(BUILD)/flex-demo $(BUILD)/flexctl
 
 tools: $(TOOLS)
 

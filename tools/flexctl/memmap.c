@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flexctl memory map: a libflex JSON memory report drawn as SVG.
+ *
+ * One band per region: a heading (region id, size, owner), a line of
+ * totals (allocated, free, largest free block, fragmentation) and a bar
+ * where every block sits at its offset, to scale. Tensors and programs have
+ * their own colours; free space is hatched; the region's largest free block
+ * is outlined, because fragmentation is the distance between it and the
+ * free total. Blocks too small to see are widened to a minimum width. Free
+ * blocks are drawn first, allocations over them, so a widened allocation
+ * covers free space rather than the other way round. Every block has a
+ * <title> (a tooltip in a browser) with its offset, size and index.
+ *
+ * The SVG is written with fprintf: it is a flat list of elements, and an
+ * XML library would add a dependency to emit what a dozen format strings do
+ * (text is escaped by xml_text()).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memmap.h"
+
+#define BAND_H		118.0	/* px per region band */
+#define BAR_H		44.0
+#define HEADER_H	104.0
+
+#define COLOR_TENSOR	"#4e79a7"
+#define COLOR_PROGRAM	"#f28e2b"
+#define COLOR_FREE_BG	"#f3f3f3"
+#define COLOR_FREE_LINE	"#c4c4c4"
+#define COLOR_LARGEST	"#2ca02c"
+
+void memmap_opts_init(struct memmap_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->width = MEMMAP_DEFAULT_WIDTH;
+	o->min_block_px = MEMMAP_MIN_BLOCK_PX;
+	o->device = -1;
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- reading ---- */
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	size_t cap = 65536, n = 0;
+	char *buf;
+
+	if (!f)
+		return NULL;
+	buf = malloc(cap + 1);
+	while (buf) {
+		size_t r = fread(buf + n, 1, cap - n, f);
+
+		n += r;
+		if (n < cap)
+			break;
+		cap *= 2;
+		char *nb = realloc(buf, cap + 1);
+
+		if (!nb) {
+			free(buf);
+			buf = NULL;
+			errno = ENOMEM;
+		}
+		buf = nb;
+	}
+	if (buf && ferror(f)) {
+		free(buf);
+		buf = NULL;
+		errno = EIO;
+	}
+	fclose(f);
+	if (buf) {
+		buf[n] = '\0';
+		*len = n;
+	}
+	return buf;
+}
+
+int memmap_load_report(const char *path, unsigned int which, struct json_object **out,
+		       char *err, size_t errlen)
+{
+	struct json_tokener *tok;
+	struct json_object *last = NULL, *regions;
+	unsigned int count = 0;
+	size_t len, pos = 0;
+	char *buf;
+	int ret = 0;
+
+	*out = NULL;
+	buf = slurp(path, &len);
+	if (!buf) {
+		ret = -errno;
+		set_err(err, errlen, "cannot read memory report %s: %s", path, strerror(errno));
+		return ret;
+	}
+	tok = json_tokener_new();
+	if (!tok) {
+		free(buf);
+		set_err(err, errlen, "out of memory reading %s", path);
+		return -ENOMEM;
+	}
+	/* Reports are appended one after the other: parse them in turn. */
+	for (;;) {
+		struct json_object *obj;
+		size_t line = 1;
+
+		while (pos < len && strchr(" \t\r\n", buf[pos]))
+			pos++;
+		if (pos >= len)
+			break;
+		json_tokener_reset(tok);
+		obj = json_tokener_parse_ex(tok, buf + pos, (int)(len - pos));
+		if (!obj) {
+			enum json_tokener_error e = json_tokener_get_error(tok);
+
+			for (size_t i = 0; i < pos + json_tokener_get_parse_end(tok) && i < len; i++)
+				line += buf[i] == '\n';
+			set_err(err, errlen, "%s: line %zu: not a JSON memory report: %s", path, line,
+				e == json_tokener_continue ? "unexpected end of file" :
+				json_tokener_error_desc(e));
+			ret = -EINVAL;
+			break;
+		}
+		pos += json_tokener_get_parse_end(tok);
+		count++;
+		json_object_put(last);
+		last = obj;
+		if (which && count == which)
+			break;
+	}
+	json_tokener_free(tok);
+	free(buf);
+	if (ret) {
+		json_object_put(last);
+		return ret;
+	}
+	if (!count || (which && count < which)) {
+		json_object_put(last);
+		set_err(err, errlen, "%s holds %u memory report%s, not %u", path, count,
+			count == 1 ? "" : "s", which ? which : 1);
+		return -ENOENT;
+	}
+	if (!json_object_is_type(last, json_type_object) ||
+	    !json_object_object_get_ex(last, "regions", &regions) ||
+	    !json_object_is_type(regions, json_type_array)) {
+		json_object_put(last);
+		set_err(err, errlen, "%s: report %u has no \"regions\" array (is it a libflex "
+			"JSON memory report?)", path, which ? which : count);
+		return -EINVAL;
+	}
+	*out = last;
+	return 0;
+}
+
+/* ---- helpers ---- */
+
+static uint64_t jnum(struct json_object *o, const char *key, uint64_t dflt)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
+		return dflt;
+	if (json_object_is_type(v, json_type_string))
+		return strtoull(json_object_get_string(v), NULL, 0);
+	return (uint64_t)json_object_get_int64(v);
+}
+
+static bool jhas(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	return o && json_object_object_get_ex(o, key, &v) && v;
+}
+
+static const char *jstr(struct json_object *o, const char *key, const char *dflt)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
+		return dflt;
+	return json_object_get_string(v);
+}
+
+static double jdbl(struct json_object *o, const char *key, double dflt)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
+		return dflt;
+	return json_object_get_double(v);
+}
+
+static const char *plural(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
+static const char *hsize(char *buf, size_t len, uint64_t bytes)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)bytes;
+	unsigned int u = 0;
+
+	while (v >= 1024.0 && u < 4) {
+		v /= 1024.0;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%" PRIu64 " B", bytes);
+	else if (v == (double)(uint64_t)v)
+		snprintf(buf, len, "%.0f %s", v, units[u]);
+	else
+		snprintf(buf, len, "%.2f %s", v, units[u]);
+	return buf;
+}
+
+/* Write @s as XML character data / attribute text. */
+static void xml_text(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&apos;", f); break;
+		default:
+			/* Control characters are not allowed in XML 1.0. */
+			fputc((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n' ? '?' : *s, f);
+		}
+	}
+}
+
+/* printf into a buffer, then write it escaped. */
+static void xml_printf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void xml_printf(FILE *f, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	xml_text(f, buf);
+}
+
+/*
+ * The live region that @region (of the report) is, or NULL. Region ids are
+ * physical addresses on a PF (unique on a device) but lookup-table indexes
+ * on a VF (the same on every VF): match the function and device when the
+ * caller said which, and the size, and give up when it stays ambiguous.
+ */
+static struct json_object *find_owner(struct json_object *live, struct json_object *region,
+				      const struct memmap_opts *o, unsigned int *candidates)
+{
+	uint64_t id = jnum(region, "region_id", 0), size = jnum(region, "size", 0);
+	struct json_object *found = NULL;
+	size_t n = live ? json_object_array_length(live) : 0;
+
+	*candidates = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *l = json_object_array_get_idx(live, i);
+
+		if (jnum(l, "region_id", UINT64_MAX) != id)
+			continue;
+		if (o->function && strcmp(jstr(l, "function", ""), o->function))
+			continue;
+		if (o->device >= 0 && jnum(l, "device", 0) != (uint64_t)o->device)
+			continue;
+		/* libflex may use less of a region than its size (the 512 GiB cap). */
+		if (jhas(l, "size") && jnum(l, "size", 0) < size)
+			continue;
+		(*candidates)++;
+		found = l;
+	}
+	return *candidates == 1 ? found : NULL;
+}
+
+/* ---- drawing ---- */
+
+struct layout {
+	double x0, w;		/* bar left and width, px */
+	double min_px;
+};
+
+static double x_of(const struct layout *L, uint64_t off, uint64_t rsize)
+{
+	return L->x0 + (double)off * L->w / (double)rsize;
+}
+
+static double w_of(const struct layout *L, uint64_t size, uint64_t rsize)
+{
+	double w = (double)size * L->w / (double)rsize;
+
+	return w < L->min_px ? L->min_px : w;
+}
+
+static void header(FILE *f, const struct memmap_opts *o, struct json_object *report,
+		   double width, double height)
+{
+	struct json_object *s = json_object_object_get(report, "summary");
+	char h1[32], h2[32], h3[32], h4[32];
+	uint64_t reserved = jnum(s, "reserved_bytes", 0), alloc = jnum(s, "allocated_bytes", 0);
+	uint64_t nregions;
+
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+		"viewBox=\"0 0 %.0f %.0f\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n",
+		width, height, width, height);
+	fprintf(f, "<title>");
+	xml_text(f, o->title ? o->title : "flex memory map");
+	fprintf(f, "</title>\n<style>\n"
+		"  .block.tensor { fill: " COLOR_TENSOR "; stroke: #ffffff; stroke-width: 0.4; }\n"
+		"  .block.program { fill: " COLOR_PROGRAM "; stroke: #ffffff; stroke-width: 0.4; }\n"
+		"  .block.free { fill: url(#hatch); stroke: none; }\n"
+		"  .block.free.largest { stroke: " COLOR_LARGEST "; stroke-width: 2; }\n"
+		"  .block:hover { stroke: #000000; stroke-width: 1.5; }\n"
+		"  .frame { fill: none; stroke: #555555; stroke-width: 1; }\n"
+		"  .h1 { font-size: 20px; font-weight: bold; fill: #222222; }\n"
+		"  .h2 { font-size: 14px; font-weight: bold; fill: #222222; }\n"
+		"  .t { font-size: 12px; fill: #333333; }\n"
+		"  .axis { font-size: 10px; fill: #666666; }\n"
+		"  .tick { stroke: #999999; stroke-width: 1; }\n"
+		"</style>\n<defs>\n"
+		"  <pattern id=\"hatch\" patternUnits=\"userSpaceOnUse\" width=\"6\" height=\"6\" "
+		"patternTransform=\"rotate(45)\">\n"
+		"    <rect width=\"6\" height=\"6\" fill=\"" COLOR_FREE_BG "\"/>\n"
+		"    <line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"" COLOR_FREE_LINE "\" "
+		"stroke-width=\"2\"/>\n"
+		"  </pattern>\n</defs>\n"
+		"<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n");
+	fprintf(f, "<text class=\"h1\" x=\"%.0f\" y=\"30\">", MEMMAP_MARGIN);
+	xml_text(f, o->title ? o->title : "flex memory map");
+	fprintf(f, "</text>\n<text class=\"t\" id=\"summary\" x=\"%.0f\" y=\"52\">", MEMMAP_MARGIN);
+	if (o->source)
+		xml_printf(f, "%s \xc2\xb7 ", o->source);
+	nregions = jnum(s, "num_regions",
+			json_object_array_length(json_object_object_get(report, "regions")));
+	xml_printf(f, "%" PRIu64 " region%s \xc2\xb7 reserved %s \xc2\xb7 allocated %s (%.1f%%) in %"
+		   PRIu64 " block%s \xc2\xb7 free %s in %" PRIu64 " block%s \xc2\xb7 largest free %s "
+		   "\xc2\xb7 fragmentation %.3f",
+		   nregions, plural(nregions),
+		   hsize(h1, sizeof(h1), reserved), hsize(h2, sizeof(h2), alloc),
+		   reserved ? 100.0 * (double)alloc / (double)reserved : 0.0,
+		   jnum(s, "num_live_blocks", 0), plural(jnum(s, "num_live_blocks", 0)),
+		   hsize(h3, sizeof(h3), jnum(s, "free_bytes", 0)),
+		   jnum(s, "num_free_blocks", 0), plural(jnum(s, "num_free_blocks", 0)),
+		   hsize(h4, sizeof(h4), jnum(s, "largest_free_block", 0)),
+		   jdbl(s, "fragmentation", 0.0));
+	fprintf(f, "</text>\n");
+
+	/* Legend. */
+	{
+		static const struct { const char *cls, *label; } items[] = {
+			{ "block tensor", "tensor" },
+			{ "block program", "program" },
+			{ "block free", "free" },
+			{ "block free largest", "largest free block" },
+		};
+		double x = MEMMAP_MARGIN;
+
+		fprintf(f, "<g id=\"legend\">\n");
+		for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++) {
+			fprintf(f, "  <rect class=\"legend %s\" x=\"%.0f\" y=\"66\" width=\"22\" "
+				"height=\"14\"/><text class=\"t\" x=\"%.0f\" y=\"78\">%s</text>\n",
+				items[i].cls + strlen("block "), x, x + 28, items[i].label);
+			x += 28 + 8 * strlen(items[i].label) + 24;
+		}
+		fprintf(f, "  <text class=\"axis\" x=\"%.0f\" y=\"78\">blocks to scale; "
+			"narrower than %.1f px drawn %.1f px wide; hover a block for details</text>\n",
+			x, o->min_block_px, o->min_block_px);
+		fprintf(f, "</g>\n");
+	}
+}
+
+/* The class "legend X" is styled as "block X" would be. */
+static const char legend_style[] =
+	"<style>\n"
+	"  .legend.tensor { fill: " COLOR_TENSOR "; }\n"
+	"  .legend.program { fill: " COLOR_PROGRAM "; }\n"
+	"  .legend.free { fill: url(#hatch); stroke: #bbbbbb; stroke-width: 1; }\n"
+	"  .legend.free.largest { stroke: " COLOR_LARGEST "; stroke-width: 2; }\n"
+	"</style>\n";
+
+static int check_blocks(struct json_object *region, unsigned int ri, uint64_t rsize,
+			char *err, size_t errlen)
+{
+	struct json_object *blocks = json_object_object_get(region, "blocks");
+	size_t nb;
+
+	if (!blocks || !json_object_is_type(blocks, json_type_array)) {
+		set_err(err, errlen, "region %u: no \"blocks\" array", ri);
+		return -EINVAL;
+	}
+	nb = json_object_array_length(blocks);
+	for (size_t i = 0; i < nb; i++) {
+		struct json_object *b = json_object_array_get_idx(blocks, i);
+		uint64_t off = jnum(b, "offset", UINT64_MAX), size = jnum(b, "size", 0);
+		const char *state = jstr(b, "state", "");
+
+		if (!jhas(b, "offset") || !size || off > rsize || size > rsize - off) {
+			set_err(err, errlen, "region %u block %zu: offset %" PRIu64 " size %" PRIu64
+				" is not inside the region's %" PRIu64 " bytes", ri, i,
+				jnum(b, "offset", 0), size, rsize);
+			return -EINVAL;
+		}
+		if (strcmp(state, "free") && strcmp(state, "allocated")) {
+			set_err(err, errlen, "region %u block %zu: state \"%s\" (expected \"free\" "
+				"or \"allocated\")", ri, i, state);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static void draw_block(FILE *f, const struct layout *L, unsigned int ri, struct json_object *b,
+		       uint64_t rsize, double y, bool largest)
+{
+	uint64_t off = jnum(b, "offset", 0), size = jnum(b, "size", 0);
+	bool is_free = !strcmp(jstr(b, "state", ""), "free");
+	const char *kind = is_free ? "free" : jstr(b, "kind", "tensor");
+	char h1[32], h2[32];
+
+	/* Anything but a program is drawn as a tensor (the default kind). */
+	if (!is_free && strcmp(kind, "program"))
+		kind = "tensor";
+	fprintf(f, "  <rect class=\"block %s%s\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
+		"height=\"%.2f\" data-region=\"%u\" data-offset=\"%" PRIu64 "\" data-size=\"%"
+		PRIu64 "\"", kind, largest ? " largest" : "", x_of(L, off, rsize), y,
+		w_of(L, size, rsize), BAR_H, ri, off, size);
+	if (!is_free) {
+		fprintf(f, " data-index=\"");
+		xml_text(f, jstr(b, "index", ""));
+		fputc('"', f);
+	}
+	fprintf(f, "><title>");
+	if (is_free)
+		xml_printf(f, "%sfree block\noffset 0x%" PRIx64 " (%s)\nsize %s (%" PRIu64 " bytes)",
+			   largest ? "largest " : "", off, hsize(h1, sizeof(h1), off),
+			   hsize(h2, sizeof(h2), size), size);
+	else
+		xml_printf(f, "%s %s\noffset 0x%" PRIx64 " (%s)\nsize %s (%" PRIu64
+			   " bytes), requested %" PRIu64, kind, jstr(b, "index", "?"), off,
+			   hsize(h1, sizeof(h1), off), hsize(h2, sizeof(h2), size), size,
+			   jnum(b, "requested", size));
+	fprintf(f, "</title></rect>\n");
+}
+
+static void draw_region(FILE *f, const struct layout *L, const struct memmap_opts *o,
+			struct json_object *region, unsigned int ri, struct json_object *live,
+			double y0)
+{
+	struct json_object *blocks = json_object_object_get(region, "blocks");
+	size_t nb = json_object_array_length(blocks), largest_i = SIZE_MAX;
+	uint64_t rsize = jnum(region, "size", 0), largest = 0;
+	uint64_t tensor = 0, program = 0, freeb = 0, n_alloc = 0, n_free = 0;
+	struct json_object *owner;
+	unsigned int candidates;
+	char h1[32], h2[32], h3[32], h4[32], h5[32];
+	double ybar = y0 + 40;
+
+	for (size_t i = 0; i < nb; i++) {
+		struct json_object *b = json_object_array_get_idx(blocks, i);
+		uint64_t size = jnum(b, "size", 0);
+
+		if (!strcmp(jstr(b, "state", ""), "free")) {
+			freeb += size;
+			n_free++;
+			if (size > largest) {
+				largest = size;
+				largest_i = i;
+			}
+		} else if (!strcmp(jstr(b, "kind", ""), "program")) {
+			program += size;
+			n_alloc++;
+		} else {
+			tensor += size;
+			n_alloc++;
+		}
+	}
+
+	fprintf(f, "<g class=\"region\" id=\"region-%u\">\n", ri);
+	fprintf(f, "  <text class=\"h2 region-label\" x=\"%.0f\" y=\"%.0f\">", L->x0, y0 + 14);
+	xml_printf(f, "Region %u \xc2\xb7 id 0x%" PRIx64 " \xc2\xb7 %s", ri,
+		   jnum(region, "region_id", 0), hsize(h1, sizeof(h1), rsize));
+	owner = find_owner(live, region, o, &candidates);
+	if (owner) {
+		xml_printf(f, " \xc2\xb7 owner %s (pid %" PRIu64 ")",
+			   jstr(owner, "owner_comm", "?"), jnum(owner, "owner_pid", 0));
+		xml_printf(f, " \xc2\xb7 flex%" PRIu64 " %s", jnum(owner, "device", 0),
+			   jstr(owner, "function", "?"));
+		if (jhas(owner, "handle"))
+			xml_printf(f, " \xc2\xb7 handle %" PRIu64, jnum(owner, "handle", 0));
+	} else if (live && candidates > 1) {
+		xml_printf(f, " \xc2\xb7 owner ambiguous (%u live regions have this id; "
+			   "give --function)", candidates);
+	} else if (live) {
+		xml_printf(f, " \xc2\xb7 not in the live region list (released?)");
+	}
+	fprintf(f, "</text>\n");
+	fprintf(f, "  <text class=\"t region-totals\" x=\"%.0f\" y=\"%.0f\">", L->x0, y0 + 31);
+	xml_printf(f, "allocated %s (%.1f%%) in %" PRIu64 " block%s: tensors %s, programs %s "
+		   "\xc2\xb7 free %s in %" PRIu64 " block%s \xc2\xb7 largest free %s \xc2\xb7 "
+		   "fragmentation %.3f",
+		   hsize(h1, sizeof(h1), tensor + program),
+		   rsize ? 100.0 * (double)(tensor + program) / (double)rsize : 0.0, n_alloc,
+		   plural(n_alloc), hsize(h2, sizeof(h2), tensor), hsize(h3, sizeof(h3), program),
+		   hsize(h4, sizeof(h4), freeb), n_free, plural(n_free),
+		   hsize(h5, sizeof(h5), largest),
+		   freeb ? 1.0 - (double)largest / (double)freeb : 0.0);
+	fprintf(f, "</text>\n");
+
+	/* Free space first, allocations over it. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < nb; i++) {
+			struct json_object *b = json_object_array_get_idx(blocks, i);
+			bool is_free = !strcmp(jstr(b, "state", ""), "free");
+
+			if (is_free == (pass == 0))
+				draw_block(f, L, ri, b, rsize, ybar, i == largest_i);
+		}
+	}
+	fprintf(f, "  <rect class=\"frame\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"/>\n",
+		L->x0, ybar, L->w, BAR_H);
+	/* Offset axis: quarters of the region. */
+	for (int q = 0; q <= 4; q++) {
+		double x = L->x0 + L->w * q / 4.0;
+		uint64_t off = rsize / 4 * q;
+
+		if (q == 4)
+			off = rsize;
+		fprintf(f, "  <line class=\"tick\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>"
+			"<text class=\"axis\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"%s\">%s</text>\n",
+			x, ybar + BAR_H, x, ybar + BAR_H + 5, x, ybar + BAR_H + 16,
+			q == 0 ? "start" : q == 4 ? "end" : "middle",
+			q == 0 ? "0" : hsize(h1, sizeof(h1), off));
+	}
+	fprintf(f, "</g>\n");
+}
+
+int memmap_render_svg(struct json_object *report, struct json_object *live,
+		      const struct memmap_opts *opts, FILE *out, char *err, size_t errlen)
+{
+	struct json_object *regions;
+	struct memmap_opts defaults;
+	const struct memmap_opts *o = opts;
+	struct layout L;
+	size_t nr;
+	double width, height;
+
+	if (!o) {
+		memmap_opts_init(&defaults);
+		o = &defaults;
+	}
+	if (!report || !json_object_object_get_ex(report, "regions", &regions) ||
+	    !json_object_is_type(regions, json_type_array)) {
+		set_err(err, errlen, "not a memory report: no \"regions\" array");
+		return -EINVAL;
+	}
+	if (live && !json_object_is_type(live, json_type_array)) {
+		set_err(err, errlen, "the live region list is not an array");
+		return -EINVAL;
+	}
+	if (o->width < 200) {
+		set_err(err, errlen, "picture width %u px is too small (at least 200)", o->width);
+		return -EINVAL;
+	}
+	nr = json_object_array_length(regions);
+	for (size_t i = 0; i < nr; i++) {
+		struct json_object *r = json_object_array_get_idx(regions, i);
+		uint64_t rsize = jnum(r, "size", 0);
+		int ret;
+
+		if (!rsize) {
+			set_err(err, errlen, "region %zu: no size", i);
+			return -EINVAL;
+		}
+		ret = check_blocks(r, (unsigned int)i, rsize, err, errlen);
+		if (ret)
+			return ret;
+	}
+
+	width = o->width;
+	height = HEADER_H + (nr ? nr : 1) * BAND_H;
+	L.x0 = MEMMAP_MARGIN;
+	L.w = width - 2 * MEMMAP_MARGIN;
+	L.min_px = o->min_block_px;
+
+	header(out, o, report, width, height);
+	fputs(legend_style, out);
+	if (!nr)
+		fprintf(out, "<text class=\"t\" x=\"%.0f\" y=\"%.0f\">The allocator held no "
+			"region when the report was written.</text>\n", MEMMAP_MARGIN, HEADER_H + 20);
+	for (size_t i = 0; i < nr; i++)
+		draw_region(out, &L, o, json_object_array_get_idx(regions, i), (unsigned int)i, live,
+			    HEADER_H + i * BAND_H);
+	fprintf(out, "</svg>\n");
+	if (fflush(out) || ferror(out)) {
+		set_err(err, errlen, "writing the SVG failed");
+		return -EIO;
+	}
+	return 0;
+}
