@@ -189,27 +189,55 @@ static struct region *next_candidate(struct flex_alloc *a, uint64_t g_bytes, uin
  * free bytes, which sends every thread to every region: with several
  * threads, each operation then pulls the region's cache lines from another
  * core, and two threads get far less done than one. So a thread that met
- * a region locked by another thread (in its last AFFINITY_OPS allocations
- * on this allocator) first tries the region of its previous allocation if
- * that one has a fitting block, and only then the strategy's order. A
- * thread that never meets contention (any single-threaded use) always
- * gets exactly the strategy's choice. The state is the calling thread's
- * own, like errno, for the allocator it last used.
+ * another thread (in its last AFFINITY_OPS allocations on this allocator)
+ * first tries the region of its previous allocation if that one has a
+ * fitting block, and only then the strategy's order. A thread that never
+ * meets another one (any single-threaded use) always gets exactly the
+ * strategy's choice. The state is the calling thread's own, like errno, for
+ * the allocator it last used.
  *
- * The window is long because once threads have settled in different
- * regions they stop meeting each other: with 1024 allocations they fell
- * back to the strategy, mixed again, and two threads did 0.6 times the
- * work of one in tests/bench/alloc_bench.c; with 65536 about 1.05 times
- * (the two vCPUs of the machine measured give 1.1-1.9 times on work that
- * shares nothing).
+ * A thread meets another when a region it wants is locked, and also when
+ * the region is shared: its allocations come from another thread than
+ * its previous one (region.owner) for the second time within
+ * SHARING_WINDOW allocations there. Lock collisions alone are rare while
+ * threads follow the strategy, yet every operation then moves the
+ * region's cache lines between cores. A shared region is skipped like a
+ * locked one (used only if no other fits), so threads that allocate at
+ * the same time settle in regions of their own; the owner hears of it at
+ * its next allocation there (region.shared_seen) and keeps to the region
+ * as well, instead of following the strategy into the other's. A single
+ * change of thread (a region used by one thread, then by another, as a
+ * pool hands work around) is not sharing: the strategy keeps its say.
+ *
+ * A thread in affinity mode that finds its own region locked waits for
+ * it rather than moving on. Once threads have settled, the one who holds
+ * it is almost always another thread freeing a block it allocated there
+ * before (blocks handed between threads, or allocated before the threads
+ * settled): a short wait. Moving instead took the thread to the region
+ * with the most free bytes, which is the one another thread had just left
+ * or works in, full of that thread's blocks; their frees then collided
+ * with it again, and so on. In tests/bench/alloc_bench.c two threads
+ * moved every 15 allocations that way and half of their frees landed in
+ * the region the other thread was using: two threads did 0.46 times the
+ * work of one.
+ *
+ * Settled threads stop meeting each other, so affinity mode would end
+ * after AFFINITY_OPS allocations and the thread would follow the strategy
+ * into the other threads' regions again. The thread therefore stays in
+ * affinity mode while other threads still allocate in other regions of
+ * this allocator: it looks every 64th allocation (sample_peak()), reading
+ * each region's allocation count (region.snap_allocs). Once it is alone,
+ * AFFINITY_OPS allocations later the strategy has its say again.
  */
 #define AFFINITY_OPS	65536U
+#define SHARING_WINDOW	256U
 
 struct affinity {
 	const struct flex_alloc *a;
 	uint64_t tag;			/* a's tag: a reused address is not a match */
 	unsigned int region;		/* slot of the previous allocation */
 	unsigned int contended;		/* operations left in affinity mode */
+	uint64_t others;		/* other regions' allocations at the last look */
 };
 
 /* initial-exec: no __tls_get_addr call on every allocation of a shared libflex. */
@@ -222,10 +250,82 @@ static struct affinity *affinity_of(const struct flex_alloc *a)
 	return &affinity;
 }
 
-/* Another thread held a lock this thread wanted. */
+/* Another thread held a lock this thread wanted, or allocated where it did. */
 static void met_contention(const struct flex_alloc *a)
 {
 	affinity_of(a)->contended = AFFINITY_OPS;
+}
+
+/* The calling thread, as region.owner records it: its own affinity state. */
+static inline const void *this_thread(void)
+{
+	return &affinity;
+}
+
+/*
+ * Whether @me allocating in @r (locked) would share it with another thread
+ * (see above); if not, @me becomes its owner.
+ */
+static inline bool region_shared(struct flex_alloc *a, struct region *r, const void *me)
+{
+	if (__builtin_expect(r->owner == me, 1)) {
+		if (__builtin_expect(r->shared_seen, 0)) {
+			r->shared_seen = false;
+			met_contention(a);
+		}
+		return false;
+	}
+	if (r->owner && r->num_allocs - r->owner_since < SHARING_WINDOW) {
+		r->shared_seen = true;
+		return true;
+	}
+	/* A first owner counts as settled long ago: the next change is a handover. */
+	r->owner_since = r->owner ? r->num_allocs : r->num_allocs - SHARING_WINDOW;
+	r->owner = me;
+	return false;
+}
+
+/* @me allocates in @r (locked) although it is shared: no other region had room. */
+static inline void region_take(struct region *r, const void *me)
+{
+	if (r->owner != me) {
+		r->owner = me;
+		r->owner_since = r->num_allocs;
+	}
+}
+
+/*
+ * The peak is the sum of what the regions last published: exact when calls
+ * do not overlap. In affinity mode it is sampled every 64th allocation,
+ * since reading the lines other threads write is what affinity avoids. The
+ * sample also says whether other threads still allocate: if another region
+ * had allocations since this thread's last sample, the thread stays in
+ * affinity mode (its own allocations meanwhile were in its region @r, but
+ * for rare detours, which at worst keep it there one sample longer).
+ */
+static inline void sample_peak(struct flex_alloc *a, struct affinity *aff, const struct region *r)
+{
+	uint64_t now = 0, others = 0, peak;
+
+	if (!aff->contended) {
+		for (unsigned int i = 0; i < a->max_regions; i++)
+			now += atomic_load_explicit(&a->regions[i].snap_allocated, memory_order_relaxed);
+	} else {
+		for (unsigned int i = 0; i < a->max_regions; i++) {
+			now += atomic_load_explicit(&a->regions[i].snap_allocated, memory_order_relaxed);
+			if (i != r->slot)
+				others += atomic_load_explicit(&a->regions[i].snap_allocs,
+							       memory_order_relaxed);
+		}
+		if (others != aff->others)
+			aff->contended = AFFINITY_OPS;
+		aff->others = others;
+	}
+	peak = atomic_load_explicit(&a->peak_allocated_bytes, memory_order_relaxed);
+	while (now > peak &&
+	       !atomic_compare_exchange_weak_explicit(&a->peak_allocated_bytes, &peak, now,
+						      memory_order_relaxed, memory_order_relaxed))
+		;
 }
 
 /*
@@ -235,7 +335,7 @@ static void met_contention(const struct flex_alloc *a)
 static int place_in(struct flex_alloc *a, struct affinity *aff, struct region *r, uint32_t g,
 		    uint64_t size, enum flex_alloc_kind kind, flex_alloc_index_t *out)
 {
-	uint64_t bytes, now, peak;
+	uint64_t bytes;
 	uint32_t start, slot;
 	struct slot *s;
 	int err;
@@ -258,26 +358,12 @@ static int place_in(struct flex_alloc *a, struct affinity *aff, struct region *r
 	r->requested_bytes += size;
 	r->num_allocs++;
 	region_publish(r);
+	atomic_store_explicit(&r->snap_allocs, r->num_allocs, memory_order_relaxed);
 	*out = make_index(a, r->slot, slot, s->gen);
 	aff->region = r->slot;
-
-	/*
-	 * The peak is the sum of what the regions last published: exact when
-	 * calls do not overlap. Under contention it is sampled every 64th
-	 * allocation, since reading the lines other threads write is what
-	 * affinity avoids.
-	 */
 	bytes = gran_to_bytes(g);
-	if (!aff->contended || (r->num_allocs & 63) == 0) {
-		now = 0;
-		for (unsigned int i = 0; i < a->max_regions; i++)
-			now += atomic_load_explicit(&a->regions[i].snap_allocated, memory_order_relaxed);
-		peak = atomic_load_explicit(&a->peak_allocated_bytes, memory_order_relaxed);
-		while (now > peak &&
-		       !atomic_compare_exchange_weak_explicit(&a->peak_allocated_bytes, &peak, now,
-							      memory_order_relaxed, memory_order_relaxed))
-			;
-	}
+	if (!aff->contended || (r->num_allocs & 63) == 0)
+		sample_peak(a, aff, r);
 	alloc_debug(a, "alloc %llu bytes (block %llu) for a %s: index 0x%llx, region 0x%llx offset 0x%llx",
 		    (unsigned long long)size, (unsigned long long)bytes, kind_name(kind),
 		    (unsigned long long)*out, (unsigned long long)r->src.region_id,
@@ -287,8 +373,10 @@ static int place_in(struct flex_alloc *a, struct affinity *aff, struct region *r
 
 /*
  * Try the regions in strategy order (after the thread's previous region,
- * under contention). A region another thread holds is skipped at first and
- * waited for only if no other one had room.
+ * under contention). A region another thread holds, or that would be
+ * shared with another thread (region_shared()), is skipped at first and
+ * waited for only if no other one had room; the thread's own region in
+ * affinity mode is waited for at once.
  * Return: 0; -ENOSPC nothing fits; -ENOMEM host memory.
  */
 static inline __attribute__((always_inline)) int
@@ -298,14 +386,17 @@ try_regions(struct flex_alloc *a, uint32_t g, uint64_t size, enum flex_alloc_kin
 	uint64_t all = a->max_regions == 64 ? UINT64_MAX : (1ULL << a->max_regions) - 1;
 	uint64_t g_bytes = gran_to_bytes(g), busy = 0, mask = all;
 	struct affinity *aff = affinity_of(a);
+	const void *me = this_thread();
 	struct region *r = NULL;
+	bool own = false;
 	int err;
 
 	if (aff->contended) {
 		aff->contended--;
 		r = &a->regions[aff->region];
-		if (!region_present(r) ||
-		    atomic_load_explicit(&r->snap_largest, memory_order_relaxed) < g_bytes)
+		own = region_present(r) &&
+		      atomic_load_explicit(&r->snap_largest, memory_order_relaxed) >= g_bytes;
+		if (!own)
 			r = NULL;
 	}
 	for (;;) {
@@ -323,12 +414,32 @@ try_regions(struct flex_alloc *a, uint32_t g, uint64_t size, enum flex_alloc_kin
 		} else {
 			mask &= ~(1ULL << r->slot);
 			if (region_trylock(r)) {
+				met_contention(a);
+				if (!own) {
+					busy |= 1ULL << r->slot;
+					r = NULL;
+					continue;
+				}
+				/*
+				 * The thread's own region: wait for it. The holder
+				 * is most likely freeing a block it allocated here
+				 * before, which takes less than moving would; and a
+				 * move would leave this thread's blocks to be freed
+				 * in a region another thread works in.
+				 */
+				region_lock(r);
+			}
+			own = false;
+			if (region_shared(a, r, me)) {
+				/* Another thread allocates here too: look further first. */
+				region_unlock(r);
 				busy |= 1ULL << r->slot;
 				met_contention(a);
 				r = NULL;
 				continue;
 			}
 		}
+		region_take(r, me);
 		err = place_in(a, aff, r, g, size, kind, out);
 		region_unlock(r);
 		if (err != -ENOSPC)

@@ -38,11 +38,15 @@ struct region {
 	_Atomic uint64_t snap_free;	/* free bytes */
 	_Atomic uint64_t snap_largest;	/* largest free block, bytes */
 	_Atomic uint64_t snap_allocated; /* allocated bytes, for the peak */
+	_Atomic uint64_t snap_allocs;	/* num_allocs: tells other threads of work here */
 	_Atomic int present;		/* holds a region now */
 	pthread_mutex_t *lock;		/* &own_lock, or the allocator's global lock */
 
 	pthread_mutex_t own_lock __attribute__((aligned(64)));
 	bool lock_taken;		/* region_lock() took *lock (allocator_internal.h) */
+	const void *owner;		/* thread of the last allocation (allocator.c) */
+	uint64_t owner_since;		/* num_allocs when owner last changed */
+	bool shared_seen;		/* another thread found it shared: tell owner */
 	unsigned int slot;		/* position in the allocator's array */
 	bool best_fit;
 	struct flex_region src;		/* as the source gave it, to give back */

@@ -86,6 +86,9 @@ static inline int slot_get(struct slot_table *t, uint32_t *slot)
 	} else if (t->free_count) {
 		i = t->free_head;
 		t->free_head = slot_at(t, i)->start;
+		/* The next allocation's slot: freed long ago, likely out of cache. */
+		if (t->free_head != SLOT_NONE)
+			__builtin_prefetch(slot_at(t, t->free_head), 1, 3);
 		if (--t->free_count == 0)
 			t->free_tail = SLOT_NONE;
 	} else {

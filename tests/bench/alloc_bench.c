@@ -8,41 +8,54 @@
  *   - sizes are log-uniform between 128 B and 4 MiB (128 * 2^(15u), u
  *     uniform in [0,1)), mean about 394 KiB;
  *   - a pool (one region) of twice the expected live bytes;
- *   - fill: allocate N blocks; warm-up: 2N steps; then the timed steps;
+ *   - fill: allocate N blocks; warm-up: 2N steps; then REPEATS timed
+ *     repetitions, each after N untimed steps;
  *   - a step frees a uniformly chosen live block and allocates a new one in
  *     its place, so N blocks stay live (a steady state with no locality:
  *     every free touches a random block).
- * Sizes and victims are drawn before timing starts.
+ * Sizes and victims are drawn before timing starts. The loop loads the
+ * caller's own entry of the next victims early (CALLER_PREFETCH): that
+ * miss is the benchmark's bookkeeping, not the allocator's.
  *
  * Figures, each on its own line:
  *   alloc_free_ns_steady_10k   ns per step (one free + one allocate) at
  *                              N = 10,000, default strategies (LoadBalancing,
  *                              FirstFit), lock and index table included
- *                              (median of REPEATS runs)
- *   alloc_scaling_100k_vs_1k   the same at N = 100,000 over N = 1,000
+ *                              (median of REPEATS repetitions)
+ *   alloc_scaling_100k_vs_1k   the same at N = 100,000 over N = 1,000: the
+ *                              repetitions of 1k, 10k and 100k take turns,
+ *                              and the figure is the median of the rounds'
+ *                              ratios (the load of a shared machine drifts)
  *   alloc_frag_peak_bestfit    highest 1 - largest free / total free seen
  *                              after any step of the N = 10,000 trace
  *                              (warm-up and timed steps) with BestFit
  *   alloc_util_first_oom_*     after that trace, allocate (no more frees)
  *                              until the first failure: allocated / pool
- *   alloc_2threads_vs_1        throughput of 2 threads each running the
- *                              steady trace on 5,000 live blocks of one
- *                              default allocator (12 regions of 12 GiB),
- *                              over 1 thread running it on 10,000 (median
- *                              of THROUGHPUT_RUNS interleaved runs each)
+ *   alloc_2threads_vs_1        throughput (steps per second of wall time,
+ *                              over WINDOW_MS while all threads run) of 2
+ *                              threads each running the steady trace on
+ *                              5,000 live blocks of one default allocator
+ *                              (12 regions of 12 GiB), over 1 thread running
+ *                              it on 10,000: median of the ratios of
+ *                              THROUGHPUT_RUNS rounds, each a 1-thread run
+ *                              then a 2-thread run
  * Single-thread costs are timed with the thread's CPU clock (time spent
  * descheduled on a shared machine is not the allocator's); throughput with
  * wall time. Lines starting with '#' give context: the machine's load and
  * whether its CPU has AVX2 (the free-block tree then scans with its AVX2
- * build), the costs at each size, the same throughput with one global
- * lock, how much two threads of work that shares nothing get done against
- * one on this machine right now (the ceiling of alloc_2threads_vs_1) and
- * how long a cache line takes to go to the other thread and back (on this
- * shared VM it swings between about 150 and 750 ns, and with it how much
- * two threads of one allocator get done when their regions mix), and
- * the 10k cost again once the process has threads: while it has one, as
- * during the first figures, the region locks are skipped (see
- * libflex/src/allocator_internal.h), so that line is the cost with them.
+ * build); the costs at each size and each round's ratios; the 2-thread
+ * over 1-thread ratio of steps per second of the threads' own CPU time
+ * (the cost of sharing, which the machine's load hardly swings: about 1
+ * when the threads keep to regions of their own); the same throughput
+ * with one global lock; how much two threads of work that shares nothing
+ * get done against one on this machine right now (the ceiling of
+ * alloc_2threads_vs_1) and how long a cache line takes to go to the other
+ * thread and back (on this shared VM it swings between about 150 and
+ * 750 ns, and with it how much two threads of one allocator get done when
+ * their regions mix); and the 10k cost again once the process has
+ * threads: while it has one, as during the first figures, the region
+ * locks are skipped (see libflex/src/allocator_internal.h), so that line
+ * is the cost with them.
  */
 #include <math.h>
 #include <pthread.h>
@@ -59,7 +72,7 @@
 #define SIZE_OCTAVES	15.0	/* 128 B * 2^15 = 4 MiB */
 #define MEAN_SIZE	403400ULL	/* (4 MiB - 128 B) / ln(2^15) */
 #define REPEATS		5
-#define THROUGHPUT_RUNS	5
+#define THROUGHPUT_RUNS	11
 #define GiB		(1ULL << 30)
 
 static void die(const char *what, int err)
@@ -180,21 +193,42 @@ static void fill(struct flex_alloc *a, const struct trace *t, flex_alloc_index_t
 	}
 }
 
+/*
+ * How many steps ahead the loop below loads the caller's own entry of the
+ * victim (live[victim]). That array is the benchmark's bookkeeping, not the
+ * allocator's: at 100,000 live blocks it is 800 KB read at random, a cache
+ * miss per step that is not part of what the allocator costs (a real
+ * caller frees an index it keeps next to the tensor it is done with). The
+ * victims are known in advance, so the loop loads that entry early; the
+ * allocator's own lookups (slot, tree) are not helped by it.
+ */
+#define CALLER_PREFETCH	8
+
+/* Steps [from, to) of @t. */
+static void steps(struct flex_alloc *a, const struct trace *t, flex_alloc_index_t *live,
+		  size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++) {
+		uint32_t v = t->victim[i];
+		int err;
+
+		if (i + CALLER_PREFETCH < to)
+			__builtin_prefetch(&live[t->victim[i + CALLER_PREFETCH]], 1);
+		err = flex_alloc_free(a, live[v]);
+		if (!err)
+			err = flex_alloc_alloc(a, t->size[i], FLEX_ALLOC_TENSOR, &live[v]);
+		if (err)
+			die("steady step", err);
+	}
+}
+
 /* Steps [from, to) of @t; returns ns per step. */
 static double run_steps(struct flex_alloc *a, const struct trace *t, flex_alloc_index_t *live,
 			size_t from, size_t to)
 {
 	double t0 = cpu_ns();
 
-	for (size_t i = from; i < to; i++) {
-		uint32_t v = t->victim[i];
-		int err = flex_alloc_free(a, live[v]);
-
-		if (!err)
-			err = flex_alloc_alloc(a, t->size[i], FLEX_ALLOC_TENSOR, &live[v]);
-		if (err)
-			die("steady step", err);
-	}
+	steps(a, t, live, from, to);
 	return (cpu_ns() - t0) / (double)(to - from);
 }
 
@@ -205,24 +239,77 @@ static int cmp_double(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-/* Median ns per step of the steady trace with @live blocks. */
+/*
+ * A steady trace with @live blocks, filled and warmed up, whose timed
+ * repetitions can be interleaved with other sizes' (steady_rep()): the
+ * machine is shared, and a ratio of two sizes measured minutes apart
+ * would be a ratio of two loads.
+ */
+struct steady {
+	struct trace t;
+	flex_alloc_index_t *idx;
+	struct flex_alloc *a;
+	size_t per;		/* timed steps per repetition */
+	size_t next;		/* next step of the trace */
+};
+
+static void steady_init(struct steady *st, size_t live, enum flex_alloc_block_strategy strategy)
+{
+	size_t warm = 2 * live;
+
+	st->per = live < 100000 ? 400000 : 200000;
+	/* Each repetition first replays @live untimed steps: see steady_rep(). */
+	st->t = make_trace(live, warm + REPEATS * (live + st->per), TRACE_SEED + live);
+	st->idx = malloc(live * sizeof(*st->idx));
+	if (!st->idx)
+		die("malloc", -1);
+	st->a = one_region_allocator(2 * MEAN_SIZE * live, strategy);
+	fill(st->a, &st->t, st->idx);
+	run_steps(st->a, &st->t, st->idx, 0, warm);
+	st->next = warm;
+}
+
+/*
+ * One timed repetition: ns per step. Another size ran just before and
+ * pushed this one's blocks out of the caches, so @live untimed steps bring
+ * them back first (as in a run of this size alone, where each repetition
+ * follows the previous one).
+ */
+static double steady_rep(struct steady *st)
+{
+	double ns;
+
+	run_steps(st->a, &st->t, st->idx, st->next, st->next + st->t.live);
+	st->next += st->t.live;
+	ns = run_steps(st->a, &st->t, st->idx, st->next, st->next + st->per);
+	st->next += st->per;
+	return ns;
+}
+
+static void steady_fini(struct steady *st)
+{
+	flex_alloc_destroy(st->a);
+	free(st->idx);
+	free_trace(&st->t);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
+	return v[n / 2];
+}
+
+/* Median ns per step of the steady trace with @live blocks, on its own. */
 static double steady_ns(size_t live, enum flex_alloc_block_strategy strategy)
 {
-	size_t warm = 2 * live, per = live < 100000 ? 400000 : 200000;
-	struct trace t = make_trace(live, warm + REPEATS * per, TRACE_SEED + live);
-	flex_alloc_index_t *idx = malloc(live * sizeof(*idx));
-	struct flex_alloc *a = one_region_allocator(2 * MEAN_SIZE * live, strategy);
+	struct steady st;
 	double ns[REPEATS];
 
-	fill(a, &t, idx);
-	run_steps(a, &t, idx, 0, warm);
+	steady_init(&st, live, strategy);
 	for (int r = 0; r < REPEATS; r++)
-		ns[r] = run_steps(a, &t, idx, warm + r * per, warm + (r + 1) * per);
-	qsort(ns, REPEATS, sizeof(ns[0]), cmp_double);
-	flex_alloc_destroy(a);
-	free(idx);
-	free_trace(&t);
-	return ns[REPEATS / 2];
+		ns[r] = steady_rep(&st);
+	steady_fini(&st);
+	return median(ns, REPEATS);
 }
 
 /* Peak fragmentation over the 10k trace, then utilisation at first OOM. */
@@ -253,36 +340,68 @@ static void frag_and_util(enum flex_alloc_block_strategy strategy, double *frag_
 	free_trace(&t);
 }
 
+/*
+ * Throughput runs: every thread runs its steady trace (over and over) for
+ * WINDOW_MS of wall time, checking for the end every CHUNK steps, and
+ * counts its steps. Each thread's rate is its steps over its own time from
+ * the start to the moment it stopped; the run's throughput is the sum. So
+ * the figure is what the threads get done while all of them run: a thread
+ * that finishes a fixed amount of work early does not leave the other
+ * alone for a tail that would count as two threads' time.
+ */
+#define WINDOW_MS	200
+#define CHUNK		256
+
 struct worker {
 	pthread_t thread;
 	pthread_barrier_t *start;
+	_Atomic int *stop;
 	struct flex_alloc *a;
 	struct trace t;
 	flex_alloc_index_t *live;
 	size_t warm;
-	double end_ns;
+	double rate;		/* steps per second of wall time */
+	double cpu_rate;	/* steps per second of the thread's CPU time */
 };
 
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
+	size_t i = w->warm, done = 0;
+	double t0, c0;
 
 	pthread_barrier_wait(w->start);
-	run_steps(w->a, &w->t, w->live, w->warm, w->t.steps);
-	w->end_ns = now_ns();
+	t0 = now_ns();
+	c0 = cpu_ns();
+	while (!atomic_load_explicit(w->stop, memory_order_relaxed)) {
+		size_t to = i + CHUNK < w->t.steps ? i + CHUNK : w->t.steps;
+
+		steps(w->a, &w->t, w->live, i, to);
+		done += to - i;
+		i = to == w->t.steps ? w->warm : to;
+	}
+	w->cpu_rate = (double)done / ((cpu_ns() - c0) / 1e9);
+	w->rate = (double)done / ((now_ns() - t0) / 1e9);
 	return NULL;
 }
 
-/* Steps per second of @nthreads threads sharing @total live blocks. */
-static double throughput(unsigned int nthreads, size_t total, unsigned int flags)
+/*
+ * Steps per second of @nthreads threads sharing @total live blocks (wall
+ * time); in *cpu, steps per second of the threads' own CPU time, which
+ * descheduling on a shared machine does not change but cache lines moving
+ * between cores do.
+ */
+static double throughput(unsigned int nthreads, size_t total, unsigned int flags, double *cpu)
 {
-	size_t live = total / nthreads, steps = 1000000;
+	size_t live = total / nthreads, trace_steps = 500000;
+	struct timespec window = { .tv_sec = 0, .tv_nsec = WINDOW_MS * 1000000L };
 	struct flex_region_source *src;
 	struct flex_alloc_config cfg;
 	struct worker w[2];
 	pthread_barrier_t start;
+	_Atomic int stop = 0;
 	struct flex_alloc *a;
-	double t0, end = 0;
+	double rate = 0, cpu_rate = 0;
 	int err;
 
 	err = flex_region_source_new_memory(144 * GiB, 0, &src);
@@ -297,32 +416,31 @@ static double throughput(unsigned int nthreads, size_t total, unsigned int flags
 	flex_region_source_unref(src);
 	pthread_barrier_init(&start, NULL, nthreads + 1);
 	for (unsigned int i = 0; i < nthreads; i++) {
-		w[i] = (struct worker){ .start = &start, .a = a, .warm = 2 * live };
-		w[i].t = make_trace(live, w[i].warm + steps, TRACE_SEED * (i + 3) + total);
+		w[i] = (struct worker){ .start = &start, .stop = &stop, .a = a, .warm = 2 * live };
+		w[i].t = make_trace(live, w[i].warm + trace_steps, TRACE_SEED * (i + 3) + total);
 		w[i].live = malloc(live * sizeof(*w[i].live));
+		if (!w[i].live)
+			die("malloc", -1);
 		fill(a, &w[i].t, w[i].live);
 		run_steps(a, &w[i].t, w[i].live, 0, w[i].warm);
 	}
 	for (unsigned int i = 0; i < nthreads; i++)
 		pthread_create(&w[i].thread, NULL, worker_main, &w[i]);
 	pthread_barrier_wait(&start);
-	t0 = now_ns();
+	nanosleep(&window, NULL);
+	atomic_store_explicit(&stop, 1, memory_order_relaxed);
 	for (unsigned int i = 0; i < nthreads; i++) {
 		pthread_join(w[i].thread, NULL);
-		if (w[i].end_ns > end)
-			end = w[i].end_ns;
+		rate += w[i].rate;
+		cpu_rate += w[i].cpu_rate / nthreads;
 		free(w[i].live);
 		free_trace(&w[i].t);
 	}
 	pthread_barrier_destroy(&start);
 	flex_alloc_destroy(a);
-	return (double)(nthreads * steps) / ((end - t0) / 1e9);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
-	return v[n / 2];
+	if (cpu)
+		*cpu = cpu_rate;
+	return rate;
 }
 
 /*
@@ -405,7 +523,9 @@ static void print_load(void)
 
 int main(void)
 {
-	double ns1k, ns10k, ns100k, ns10k_bf, frag_bf, util_ff, util_bf, frag_ff, one, two, one_g, two_g;
+	double ns1k[REPEATS], ns10k[REPEATS], ns100k[REPEATS], scale[REPEATS];
+	double ns10k_bf, frag_bf, util_ff, util_bf, frag_ff;
+	struct steady s1k, s10k, s100k;
 
 	print_load();
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -413,14 +533,28 @@ int main(void)
 	printf("# CPU has AVX2: %s\n", __builtin_cpu_supports("avx2") ? "yes" : "no");
 #endif
 
-	ns1k = steady_ns(1000, FLEX_ALLOC_FIRST_FIT);
-	ns10k = steady_ns(10000, FLEX_ALLOC_FIRST_FIT);
-	ns100k = steady_ns(100000, FLEX_ALLOC_FIRST_FIT);
+	/* The three sizes' repetitions interleaved; the ratio is per round. */
+	steady_init(&s1k, 1000, FLEX_ALLOC_FIRST_FIT);
+	steady_init(&s10k, 10000, FLEX_ALLOC_FIRST_FIT);
+	steady_init(&s100k, 100000, FLEX_ALLOC_FIRST_FIT);
+	for (int r = 0; r < REPEATS; r++) {
+		ns1k[r] = steady_rep(&s1k);
+		ns10k[r] = steady_rep(&s10k);
+		ns100k[r] = steady_rep(&s100k);
+		scale[r] = ns100k[r] / ns1k[r];
+	}
+	steady_fini(&s1k);
+	steady_fini(&s10k);
+	steady_fini(&s100k);
+	printf("# 100k/1k per round:");
+	for (int r = 0; r < REPEATS; r++)
+		printf(" %.2f", scale[r]);
+	printf("\n");
 	ns10k_bf = steady_ns(10000, FLEX_ALLOC_BEST_FIT);
-	printf("# steady trace ns per free+alloc: 1k %.1f, 10k %.1f, 100k %.1f; 10k with BestFit %.1f\n",
-	       ns1k, ns10k, ns100k, ns10k_bf);
-	printf("bench: alloc_free_ns_steady_10k %.1f ns\n", ns10k);
-	printf("bench: alloc_scaling_100k_vs_1k %.2f x\n", ns100k / ns1k);
+	printf("# steady trace ns per free+alloc (medians): 1k %.1f, 10k %.1f, 100k %.1f; 10k with BestFit %.1f\n",
+	       median(ns1k, REPEATS), median(ns10k, REPEATS), median(ns100k, REPEATS), ns10k_bf);
+	printf("bench: alloc_free_ns_steady_10k %.1f ns\n", median(ns10k, REPEATS));
+	printf("bench: alloc_scaling_100k_vs_1k %.2f x\n", median(scale, REPEATS));
 	fflush(stdout);
 
 	frag_and_util(FLEX_ALLOC_BEST_FIT, &frag_bf, &util_bf);
@@ -431,30 +565,41 @@ int main(void)
 	printf("bench: alloc_util_first_oom_bestfit %.4f frac\n", util_bf);
 	fflush(stdout);
 
-	/* Interleaved 1- and 2-thread runs, median of THROUGHPUT_RUNS each. */
+	/*
+	 * 1 and 2 threads in turn, THROUGHPUT_RUNS rounds; each round's ratio
+	 * compares runs seconds apart, and the figure is the median ratio.
+	 */
 	double o[THROUGHPUT_RUNS], t[THROUGHPUT_RUNS], og[THROUGHPUT_RUNS], tg[THROUGHPUT_RUNS];
-	double sn[THROUGHPUT_RUNS], rt[THROUGHPUT_RUNS];
+	double oc[THROUGHPUT_RUNS], tc[THROUGHPUT_RUNS], ratio[THROUGHPUT_RUNS], ratio_g[THROUGHPUT_RUNS];
+	double ratio_cpu[THROUGHPUT_RUNS], sn[THROUGHPUT_RUNS], rt[THROUGHPUT_RUNS];
 
 	for (int i = 0; i < THROUGHPUT_RUNS; i++) {
-		o[i] = throughput(1, 10000, 0);
-		t[i] = throughput(2, 10000, 0);
-		og[i] = throughput(1, 10000, FLEX_ALLOC_F_GLOBAL_LOCK);
-		tg[i] = throughput(2, 10000, FLEX_ALLOC_F_GLOBAL_LOCK);
+		o[i] = throughput(1, 10000, 0, &oc[i]);
+		t[i] = throughput(2, 10000, 0, &tc[i]);
+		og[i] = throughput(1, 10000, FLEX_ALLOC_F_GLOBAL_LOCK, NULL);
+		tg[i] = throughput(2, 10000, FLEX_ALLOC_F_GLOBAL_LOCK, NULL);
 		sn[i] = shared_nothing_ratio();
 		rt[i] = round_trip_ns();
+		ratio[i] = t[i] / o[i];
+		ratio_g[i] = tg[i] / og[i];
+		ratio_cpu[i] = tc[i] / oc[i];
 	}
-	one = median(o, THROUGHPUT_RUNS);
-	two = median(t, THROUGHPUT_RUNS);
-	one_g = median(og, THROUGHPUT_RUNS);
-	two_g = median(tg, THROUGHPUT_RUNS);
-	printf("# steps/s per-region locks: 1 thread %.0f, 2 threads %.0f\n", one, two);
-	printf("# steps/s one global lock:  1 thread %.0f, 2 threads %.0f (ratio %.2f x)\n",
-	       one_g, two_g, two_g / one_g);
+	printf("# 2 threads / 1 thread per round:");
+	for (int i = 0; i < THROUGHPUT_RUNS; i++)
+		printf(" %.2f", ratio[i]);
+	printf("\n# steps/s per-region locks (medians): 1 thread %.0f, 2 threads %.0f\n",
+	       median(o, THROUGHPUT_RUNS), median(t, THROUGHPUT_RUNS));
+	printf("# steps per CPU-second, 2 threads over 1 (what sharing costs, whatever the load): %.2f x\n",
+	       median(ratio_cpu, THROUGHPUT_RUNS));
+	printf("# steps/s one global lock:  1 thread %.0f, 2 threads %.0f (median ratio %.2f x)\n",
+	       median(og, THROUGHPUT_RUNS), median(tg, THROUGHPUT_RUNS),
+	       median(ratio_g, THROUGHPUT_RUNS));
 	printf("# 2 threads of work that shares nothing: %.2f x one thread; cache line round trip between them %.0f ns (this machine, now)\n",
 	       median(sn, THROUGHPUT_RUNS), median(rt, THROUGHPUT_RUNS));
-	printf("bench: alloc_2threads_vs_1 %.2f x\n", two / one);
+	printf("bench: alloc_2threads_vs_1 %.2f x\n", median(ratio, THROUGHPUT_RUNS));
 	fflush(stdout);
 	printf("# steady trace 10k once the process has threads (region locks taken): %.1f ns\n",
 	       steady_ns(10000, FLEX_ALLOC_FIRST_FIT));
+	print_load();
 	return 0;
 }

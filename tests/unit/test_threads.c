@@ -3,7 +3,8 @@
  * FlexAllocator from many threads at once: private and shared workloads,
  * frees from other threads than the allocating one, racing double frees,
  * regions acquired and released while others allocate, statistics and
- * reports read concurrently, and the single-lock mode. `make check-unit`
+ * reports read concurrently, the single-lock mode, and how threads come
+ * to allocate in regions of their own. `make check-unit`
  * also runs this program under ThreadSanitizer.
  */
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "unit_util.h"
 
@@ -483,6 +485,388 @@ START_TEST(stats_and_reports_while_allocating)
 }
 END_TEST
 
+/* ---- region sharing (allocator.c: region.owner) ---- */
+
+#define TURNS 8
+
+/*
+ * Two threads that take strict turns: one allocation each, then the other.
+ * No lock is ever busy, so only the sharing rule can part them.
+ */
+struct turns {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int turn;			/* whose allocation is next: 0 or 1 */
+	struct flex_alloc *a;
+	flex_alloc_index_t idx[2][TURNS];
+	int err[2];
+};
+
+struct turn_arg {
+	struct turns *t;
+	int me;
+};
+
+static void *take_turns(void *arg)
+{
+	struct turn_arg *ta = arg;
+	struct turns *t = ta->t;
+
+	for (int i = 0; i < TURNS; i++) {
+		pthread_mutex_lock(&t->lock);
+		while (t->turn != ta->me)
+			pthread_cond_wait(&t->cond, &t->lock);
+		pthread_mutex_unlock(&t->lock);
+		if (!t->err[ta->me])
+			t->err[ta->me] = flex_alloc_alloc(t->a, 4 * KiB, FLEX_ALLOC_TENSOR,
+							  &t->idx[ta->me][i]);
+		pthread_mutex_lock(&t->lock);
+		t->turn = !ta->me;
+		pthread_cond_broadcast(&t->cond);
+		pthread_mutex_unlock(&t->lock);
+	}
+	return NULL;
+}
+
+/*
+ * FillFirst sends every allocation to the fullest region that fits: with
+ * two threads allocating in turn, all of them would land in one region and
+ * its cache lines would move between the cores at every call. The second
+ * change of thread there marks the region shared: from then on each thread
+ * keeps to a region of its own.
+ */
+START_TEST(threads_in_turn_get_regions_of_their_own)
+{
+	struct flex_alloc_config cfg;
+	struct turn_arg args[2];
+	pthread_t th[2];
+	struct turns t = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+	uint64_t last[2];
+
+	config_one_size(&cfg, 1 * MiB, 2);
+	cfg.fixed_regions = 2;
+	cfg.region_strategy = FLEX_ALLOC_FILL_FIRST;
+	t.a = new_allocator(&cfg, 2 * MiB, 0, NULL);
+	for (int i = 0; i < 2; i++) {
+		args[i] = (struct turn_arg){ &t, i };
+		pthread_create(&th[i], NULL, take_turns, &args[i]);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	ck_assert_msg(!t.err[0] && !t.err[1], "allocations in turn: expected 0 and 0, got %d and %d",
+		      t.err[0], t.err[1]);
+	/* After the first three allocations, each thread stays in one region. */
+	for (int me = 0; me < 2; me++) {
+		last[me] = must_resolve(t.a, t.idx[me][TURNS - 1]).region_id;
+		for (int i = 2; i < TURNS; i++) {
+			uint64_t id = must_resolve(t.a, t.idx[me][i]).region_id;
+
+			ck_assert_msg(id == last[me],
+				      "thread %d allocation %d: expected region 0x%llx (its own), got 0x%llx",
+				      me, i, (unsigned long long)last[me], (unsigned long long)id);
+		}
+	}
+	ck_assert_msg(last[0] != last[1],
+		      "threads allocating in turn: expected different regions, both in 0x%llx",
+		      (unsigned long long)last[0]);
+	check_invariants(t.a, "threads in turn");
+	flex_alloc_destroy(t.a);
+}
+END_TEST
+
+struct handover {
+	struct flex_alloc *a;
+	flex_alloc_index_t idx[3];
+	int err;
+};
+
+static void *allocate_three(void *arg)
+{
+	struct handover *h = arg;
+
+	for (int i = 0; i < 3 && !h->err; i++)
+		h->err = flex_alloc_alloc(h->a, 4 * KiB, FLEX_ALLOC_TENSOR, &h->idx[i]);
+	return NULL;
+}
+
+/*
+ * A region used by one thread and then by another (work handed to a
+ * thread of a pool) is not shared: the second thread gets exactly the
+ * strategy's regions, here LoadBalancing's alternation.
+ */
+START_TEST(handover_to_another_thread_keeps_the_strategy)
+{
+	struct flex_alloc_config cfg;
+	struct handover h = { 0 };
+	flex_alloc_index_t first;
+	uint64_t r0, r1;
+	pthread_t th;
+
+	config_one_size(&cfg, 1 * MiB, 2);
+	cfg.fixed_regions = 2;
+	h.a = new_allocator(&cfg, 2 * MiB, 0, NULL);
+	/* This thread allocates first: the tie goes to the first region. */
+	first = must_alloc(h.a, 4 * KiB, FLEX_ALLOC_TENSOR);
+	r0 = must_resolve(h.a, first).region_id;
+	pthread_create(&th, NULL, allocate_three, &h);
+	pthread_join(th, NULL);
+	ck_assert_msg(!h.err, "allocations after the handover: expected 0, got %d", h.err);
+	r1 = must_resolve(h.a, h.idx[0]).region_id;
+	ck_assert_msg(r1 != r0, "LoadBalancing: expected the emptier region, got the first one (0x%llx)",
+		      (unsigned long long)r0);
+	ck_assert_msg(must_resolve(h.a, h.idx[1]).region_id == r0,
+		      "LoadBalancing tie after a handover: expected region 0x%llx (first), got 0x%llx",
+		      (unsigned long long)r0,
+		      (unsigned long long)must_resolve(h.a, h.idx[1]).region_id);
+	ck_assert_msg(must_resolve(h.a, h.idx[2]).region_id == r1,
+		      "LoadBalancing after a handover: expected region 0x%llx (emptier), got 0x%llx",
+		      (unsigned long long)r1,
+		      (unsigned long long)must_resolve(h.a, h.idx[2]).region_id);
+	check_invariants(h.a, "handover");
+	flex_alloc_destroy(h.a);
+}
+END_TEST
+
+
+/* ---- a thread's own region while others work (allocator.c: try_regions) ---- */
+
+enum act_op { ACT_NONE, ACT_ALLOC, ACT_FREE, ACT_STEPS, ACT_QUIT };
+
+/* A thread that runs one operation at a time, as the test posts them. */
+struct actor {
+	pthread_t th;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	enum act_op op;			/* posted; ACT_NONE once done */
+	struct flex_alloc *a;
+	flex_alloc_index_t idx;		/* ACT_ALLOC: the result; ACT_FREE: what to free */
+	long steps;			/* ACT_STEPS: allocate and free this many times */
+	uint64_t region_id;		/* ... expecting every block in this region */
+	long strays;			/* ... and counting those that were not */
+	int err;
+};
+
+static void *act_main(void *arg)
+{
+	struct actor *c = arg;
+	enum act_op op;
+
+	for (;;) {
+		pthread_mutex_lock(&c->lock);
+		while (c->op == ACT_NONE)
+			pthread_cond_wait(&c->cond, &c->lock);
+		op = c->op;
+		pthread_mutex_unlock(&c->lock);
+		if (op == ACT_QUIT)
+			return NULL;
+		if (op == ACT_ALLOC && !c->err)
+			c->err = flex_alloc_alloc(c->a, 4 * KiB, FLEX_ALLOC_TENSOR, &c->idx);
+		if (op == ACT_FREE && !c->err)
+			c->err = flex_alloc_free(c->a, c->idx);
+		for (long i = 0; op == ACT_STEPS && i < c->steps && !c->err; i++) {
+			struct flex_vaddr va;
+
+			c->err = flex_alloc_alloc(c->a, 4 * KiB, FLEX_ALLOC_TENSOR, &c->idx);
+			if (!c->err)
+				c->err = flex_alloc_resolve(c->a, c->idx, &va, NULL);
+			if (!c->err && va.region_id != c->region_id)
+				c->strays++;
+			if (!c->err)
+				c->err = flex_alloc_free(c->a, c->idx);
+		}
+		pthread_mutex_lock(&c->lock);
+		c->op = ACT_NONE;
+		pthread_cond_broadcast(&c->cond);
+		pthread_mutex_unlock(&c->lock);
+	}
+}
+
+static void act_start(struct actor *c, struct flex_alloc *a)
+{
+	*c = (struct actor){ .a = a };
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->cond, NULL);
+	pthread_create(&c->th, NULL, act_main, c);
+}
+
+static void act_post(struct actor *c, enum act_op op)
+{
+	pthread_mutex_lock(&c->lock);
+	c->op = op;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void act_wait(struct actor *c)
+{
+	pthread_mutex_lock(&c->lock);
+	while (c->op != ACT_NONE)
+		pthread_cond_wait(&c->cond, &c->lock);
+	pthread_mutex_unlock(&c->lock);
+	ck_assert_msg(!c->err, "operation of a test thread: expected 0, got %d (%s)", c->err,
+		      flex_alloc_last_error());
+}
+
+/* Run @op on @c and wait for it; returns the region of c->idx for ACT_ALLOC. */
+static uint64_t act_do(struct actor *c, enum act_op op)
+{
+	act_post(c, op);
+	act_wait(c);
+	return op == ACT_ALLOC ? must_resolve(c->a, c->idx).region_id : 0;
+}
+
+static void act_stop(struct actor *c)
+{
+	act_post(c, ACT_QUIT);
+	pthread_join(c->th, NULL);
+	pthread_mutex_destroy(&c->lock);
+	pthread_cond_destroy(&c->cond);
+}
+
+/*
+ * Two threads allocating in turn under FillFirst (as in
+ * threads_in_turn_get_regions_of_their_own): t[1] settles in the first
+ * region, t[0] in the second. Returns t[0]'s first block, which is in t[1]'s
+ * region; home[i] is thread i's region.
+ */
+static flex_alloc_index_t settle_two(struct actor t[2], uint64_t home[2])
+{
+	flex_alloc_index_t stray;
+	uint64_t r00, r10;
+
+	r00 = act_do(&t[0], ACT_ALLOC);
+	stray = t[0].idx;
+	r10 = act_do(&t[1], ACT_ALLOC);
+	home[0] = act_do(&t[0], ACT_ALLOC);
+	home[1] = act_do(&t[1], ACT_ALLOC);
+	ck_assert_msg(r00 == r10 && home[1] == r10 && home[0] != home[1],
+		      "two threads in turn: expected the first two blocks and thread 1's second in one region, thread 0's second in another; got 0x%llx 0x%llx, 0x%llx 0x%llx",
+		      (unsigned long long)r00, (unsigned long long)r10,
+		      (unsigned long long)home[0], (unsigned long long)home[1]);
+	return stray;
+}
+
+/* Holds the region lock of one free (the debug log runs under it) until released. */
+struct hold {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool armed, inside, release;
+	pthread_t thread;		/* whose free to hold */
+};
+
+static void hold_log(void *user, int priority, const char *msg)
+{
+	struct hold *h = user;
+
+	pthread_mutex_lock(&h->lock);
+	if (h->armed && pthread_equal(pthread_self(), h->thread) &&
+	    strncmp(msg, "flex_alloc: free index", 22) == 0) {
+		h->armed = false;
+		h->inside = true;
+		pthread_cond_broadcast(&h->cond);
+		while (!h->release)
+			pthread_cond_wait(&h->cond, &h->lock);
+	}
+	pthread_mutex_unlock(&h->lock);
+}
+
+/*
+ * A thread that keeps to a region of its own finds it locked by another
+ * thread freeing a block it allocated there earlier: it waits instead of
+ * moving to another region (where the other thread's blocks would then be
+ * freed, and the threads would keep meeting).
+ */
+START_TEST(own_region_waited_for_while_another_frees_there)
+{
+	struct hold h = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+	struct timespec pause = { .tv_sec = 0, .tv_nsec = 50 * 1000 * 1000 };
+	struct flex_alloc_config cfg;
+	struct flex_alloc *a;
+	struct actor t[2];
+	uint64_t home[2], got;
+	flex_alloc_index_t stray;
+
+	config_one_size(&cfg, 1 * MiB, 3);
+	cfg.fixed_regions = 3;
+	cfg.region_strategy = FLEX_ALLOC_FILL_FIRST;
+	cfg.flags = FLEX_ALLOC_F_DEBUG;
+	cfg.log_fn = hold_log;
+	cfg.log_user = &h;
+	a = new_allocator(&cfg, 3 * MiB, 0, NULL);
+	act_start(&t[0], a);
+	act_start(&t[1], a);
+	stray = settle_two(t, home);
+
+	/* Thread 0 frees its block in thread 1's region and stays in the lock... */
+	pthread_mutex_lock(&h.lock);
+	h.thread = t[0].th;
+	h.armed = true;
+	pthread_mutex_unlock(&h.lock);
+	t[0].idx = stray;
+	act_post(&t[0], ACT_FREE);
+	pthread_mutex_lock(&h.lock);
+	while (!h.inside)
+		pthread_cond_wait(&h.cond, &h.lock);
+	pthread_mutex_unlock(&h.lock);
+	/* ... while thread 1 allocates (given time to find the lock taken). */
+	act_post(&t[1], ACT_ALLOC);
+	nanosleep(&pause, NULL);
+	pthread_mutex_lock(&h.lock);
+	h.release = true;
+	pthread_cond_broadcast(&h.cond);
+	pthread_mutex_unlock(&h.lock);
+	act_wait(&t[0]);
+	act_wait(&t[1]);
+	got = must_resolve(a, t[1].idx).region_id;
+	ck_assert_msg(got == home[1],
+		      "allocation while another thread frees in the own region: expected region 0x%llx (its own), got 0x%llx",
+		      (unsigned long long)home[1], (unsigned long long)got);
+	act_stop(&t[0]);
+	act_stop(&t[1]);
+	check_invariants(a, "own region waited for");
+	flex_alloc_destroy(a);
+}
+END_TEST
+
+/*
+ * Threads that settled in regions of their own stop meeting each other,
+ * yet must not go back to the strategy (which here would send thread 0 into
+ * thread 1's fuller region) while the other still allocates: thread 0 keeps
+ * its region for more than the 65536 allocations allocator.h names.
+ */
+START_TEST(own_region_kept_while_others_allocate)
+{
+	struct flex_alloc_config cfg;
+	struct flex_alloc *a;
+	struct actor t[2];
+	uint64_t home[2];
+	long rounds = 70000 / 64 + 1;
+
+	config_one_size(&cfg, 1 * MiB, 2);
+	cfg.fixed_regions = 2;
+	cfg.region_strategy = FLEX_ALLOC_FILL_FIRST;
+	a = new_allocator(&cfg, 2 * MiB, 0, NULL);
+	act_start(&t[0], a);
+	act_start(&t[1], a);
+	settle_two(t, home);
+	t[0].region_id = home[0];
+	t[1].region_id = home[1];
+	for (long i = 0; i < rounds; i++) {
+		t[1].steps = 1;
+		act_do(&t[1], ACT_STEPS);
+		t[0].steps = 64;
+		act_do(&t[0], ACT_STEPS);
+	}
+	ck_assert_msg(t[0].strays == 0 && t[1].strays == 0,
+		      "threads in regions of their own for %ld allocations: expected no block elsewhere, got %ld and %ld",
+		      rounds * 64, t[0].strays, t[1].strays);
+	act_stop(&t[0]);
+	act_stop(&t[1]);
+	check_invariants(a, "own region kept");
+	flex_alloc_destroy(a);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("threads");
@@ -496,6 +880,10 @@ int main(void)
 	tcase_add_test(tc, frees_from_other_threads);
 	tcase_add_test(tc, racing_double_frees);
 	tcase_add_test(tc, stats_and_reports_while_allocating);
+	tcase_add_test(tc, threads_in_turn_get_regions_of_their_own);
+	tcase_add_test(tc, handover_to_another_thread_keeps_the_strategy);
+	tcase_add_test(tc, own_region_waited_for_while_another_frees_there);
+	tcase_add_test(tc, own_region_kept_while_others_allocate);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

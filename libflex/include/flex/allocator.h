@@ -48,11 +48,19 @@
  * regions write no shared cache line; FLEX_ALLOC_F_GLOBAL_LOCK selects the
  * RFC's single lock instead (tests/bench/alloc_bench.c measures both: with
  * one lock, two threads get far less done than one). A thread that never
- * finds a region locked by another thread (any single-threaded use) gets
- * exactly the strategy's region. Under contention an allocation skips a
- * busy region for the next candidate (waiting for it only if no other
- * fits), and for its next 65536 allocations the thread first tries the
- * region of its previous allocation when that one fits: the strategies
+ * meets another one (any single-threaded use, or threads taking over from
+ * one another as a pool hands work around) gets exactly the strategy's
+ * region. A thread meets another when a region it wants is locked by
+ * another thread, or is shared: its allocations would pass from one thread
+ * to another for the second time within 256 allocations there. Such a
+ * region is skipped for the next candidate (used only if no other fits),
+ * and from then on the thread first tries the region of its previous
+ * allocation when that one fits, waiting for its lock if another thread
+ * holds it (most likely to free a block it allocated there); so does the
+ * thread it met, once it allocates in the shared region again. The thread
+ * keeps to its region while other threads allocate in other regions of the
+ * allocator (it looks every 64th allocation), and follows the strategy
+ * again 65536 allocations after it last saw them do so. The strategies
  * would send every thread to every region, and the cache lines moving
  * between cores would cost more than the allocation. Under concurrency an
  * out-of-memory decision is made region by region: a block freed meanwhile
