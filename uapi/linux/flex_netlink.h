@@ -64,7 +64,9 @@
  *	FLEX_A_DEVICE_INDEX and FLEX_A_REGION (as it was just before).
  * @FLEX_CMD_QUEUE_FAULT_NTF: event: a CB faulted and its queue holds the
  *	sticky fault. FLEX_A_DEVICE_INDEX and FLEX_A_QUEUE (with
- *	FLEX_QUEUE_A_FAULT).
+ *	FLEX_QUEUE_A_FAULT). Sent by the engine just after it records the
+ *	fault, so a FLEX_IOCTL_WAIT for the CB may return before the event
+ *	arrives: a listener waits for it rather than expecting it queued.
  * @FLEX_CMD_VFS_ENABLED_NTF: event: VFs were enabled (sriov_numvfs).
  *	FLEX_A_DEVICE_INDEX and FLEX_A_NUM_VFS (how many).
  * @FLEX_CMD_VFS_DISABLED_NTF: event: the VFs were disabled.
