@@ -336,7 +336,7 @@ static int place_in(struct flex_alloc *a, struct affinity *aff, struct region *r
 		    uint64_t size, enum flex_alloc_kind kind, flex_alloc_index_t *out)
 {
 	uint64_t bytes;
-	uint32_t start, slot;
+	uint32_t start, slot, leaf;
 	struct slot *s;
 	int err;
 
@@ -345,7 +345,7 @@ static int place_in(struct flex_alloc *a, struct affinity *aff, struct region *r
 	err = slot_get(&r->slots, &slot);
 	if (err)
 		return err;
-	err = region_alloc(r, g, kind, &start);
+	err = region_alloc(r, g, kind, &start, &leaf);
 	if (err) {
 		slot_put(&r->slots, slot);
 		return err;
@@ -353,8 +353,9 @@ static int place_in(struct flex_alloc *a, struct affinity *aff, struct region *r
 	s = slot_at(&r->slots, slot);
 	s->start = start;
 	s->size = g;
-	s->kind = (uint8_t)kind;
+	s->kind = kind;
 	s->slack = (uint8_t)(gran_to_bytes(g) - size);
+	s->leaf = leaf;
 	r->requested_bytes += size;
 	r->num_allocs++;
 	region_publish(r);
@@ -631,7 +632,7 @@ FLEX_EXPORT int flex_alloc_free(struct flex_alloc *a, flex_alloc_index_t index)
 		return err;
 	}
 	s = slot_at(&r->slots, slot);
-	err = region_free(r, s->start, s->size, &ci);
+	err = region_free(r, s->start, s->size, s->leaf, &ci);
 	if (err) {
 		region_unlock(r);
 		return error_set(err, "flex_alloc_free: out of host memory for block metadata; index 0x%llx is still allocated",

@@ -108,7 +108,7 @@ static inline const char *kind_name(unsigned int kind)
  * single thread (glibc's __libc_single_threaded, documented for skipping
  * synchronisation) nothing can run concurrently, so the mutex is not
  * touched: uncontended, it still costs two atomic read-modify-writes per
- * call, about 12 of the 130 ns of an allocate plus a free at 10,000 blocks
+ * call, about a tenth of what an allocate plus a free cost at 10,000 blocks
  * (tests/bench/alloc_bench.c prints both costs). Only a new thread can end
  * that state, and only the thread inside the critical section could create
  * it meanwhile: the one foreign code it calls there is the log callback,

@@ -22,8 +22,7 @@
 extern const struct bt_ops bt_ops_avx2;	/* btree_avx2.c */
 #endif
 
-/* Nodes per pool chunk; a chunk starts with a cache line for its link. */
-#define BT_CHUNK_NODES	16
+/* A chunk starts with a cache line for its link. */
 #define BT_CHUNK_HEAD	64
 
 struct bt_chunk {
@@ -40,18 +39,37 @@ int bt_pool_fill(struct bt *t, bool leaf)
 
 	if (!c)
 		return -ENOMEM;
+	/* Leaves are numbered: chunk number * BT_CHUNK_NODES + position + 1. */
+	if (leaf && t->num_leaf_chunks == t->leaf_chunks_cap) {
+		uint32_t cap = t->leaf_chunks_cap ? 2 * t->leaf_chunks_cap : 16;
+		struct bt_node **dir = cap > t->leaf_chunks_cap ?
+				       realloc(t->leaf_chunks, cap * sizeof(*dir)) : NULL;
+
+		if (!dir) {
+			free(c);
+			return -ENOMEM;
+		}
+		t->leaf_chunks = dir;
+		t->leaf_chunks_cap = cap;
+	}
 	c->next = t->chunks;
 	t->chunks = c;
 	for (unsigned int i = 0; i < BT_CHUNK_NODES; i++) {
 		struct bt_node *n = (struct bt_node *)((char *)c + BT_CHUNK_HEAD + i * size);
 
 		n->parent = *pool;
+		n->leaf = leaf;
+		n->n = 0;	/* pooled: bt_near() finds no entries in it */
+		n->prev = NULL;
+		n->id = leaf ? t->num_leaf_chunks * BT_CHUNK_NODES + i + 1 : 0;
 		*pool = n;
 	}
-	if (leaf)
+	if (leaf) {
+		t->leaf_chunks[t->num_leaf_chunks++] = (struct bt_node *)((char *)c + BT_CHUNK_HEAD);
 		t->leaf_pool_count += BT_CHUNK_NODES;
-	else
+	} else {
 		t->inner_pool_count += BT_CHUNK_NODES;
+	}
 	return 0;
 }
 
@@ -106,6 +124,7 @@ void bt_fini(struct bt *t)
 		t->chunks = c->next;
 		free(c);
 	}
+	free(t->leaf_chunks);
 	bt_init_variant(t, t->order, t->ops);
 }
 
@@ -198,6 +217,8 @@ static const char *check_node(struct check_state *s, const struct bt_node *n,
 				m = v;
 		}
 	}
+	if (t->order == BT_BY_KEY && n->max != m)
+		return "node's own maximum differs from its entries'";
 	*min_key = dec(n->key[0]);
 	*sum = t->order == BT_BY_KEY ? m : dec(n->val[0]);
 	return NULL;

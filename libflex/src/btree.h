@@ -26,7 +26,13 @@
  * off x86, in btree.c; AVX2, half the instructions, in btree_avx2.c) and
  * bt_init() picks the best the CPU runs; struct bt_ops holds the choice.
  * Leaves and inner nodes come from per-tree pools; bt_reserve() makes sure
- * the next insertion cannot fail for lack of host memory.
+ * the next insertion cannot fail for lack of host memory. Nodes go back to
+ * the pools, never to the system, until bt_fini(): so a leaf's number
+ * (bt_leaf_id()) names valid memory for the tree's whole life, and
+ * bt_near() can start from a leaf remembered long ago, whatever became of
+ * it, and check whether it still is where a key's neighbours are. That
+ * spares the descent a lookup would make (a dependent cache miss per level
+ * in a large tree).
  *
  * Hand-written: no library in Debian offers an ordered map with per-child
  * augmentation. Not thread-safe: the caller locks.
@@ -36,6 +42,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define BT_FANOUT	32		/* entries per leaf, children per inner node */
@@ -73,6 +80,10 @@ struct bt_node {
 	uint8_t leaf;
 	uint8_t n;			/* entries (leaf) or children (inner) */
 	uint8_t pidx;			/* position in the parent's children */
+	uint32_t id;			/* leaves: the number bt_leaf_by_id() takes */
+	uint32_t max;			/* BY_KEY: the largest val under it, as the
+					 * parent records (kept here so that an update
+					 * that changes nothing above reads no parent) */
 } __attribute__((aligned(64)));
 
 struct bt_inner {
@@ -95,12 +106,24 @@ struct bt {
 	unsigned int leaf_pool_count;
 	unsigned int inner_pool_count;
 	struct bt_chunk *chunks;
+	struct bt_node **leaf_chunks;	/* first leaf of each leaf chunk, by number */
+	uint32_t num_leaf_chunks;
+	uint32_t leaf_chunks_cap;
 };
+
+/* Nodes per pool chunk. */
+#define BT_CHUNK_NODES	16
 
 /* A position: entry @i of leaf @leaf. */
 struct bt_pos {
 	struct bt_node *leaf;
 	unsigned int i;
+};
+
+/* The entries just before and just after a key that is not in the tree. */
+struct bt_gap {
+	struct bt_pos pred, succ;
+	bool has_pred, has_succ;
 };
 
 static inline uint32_t bt_key(struct bt_pos p)
@@ -123,6 +146,7 @@ struct bt_ops {
 	bool (*lower_bound)(const struct bt *t, uint32_t key, uint32_t val, struct bt_pos *p);
 	bool (*first_fit)(const struct bt *t, uint32_t v, struct bt_pos *p);
 	bool (*last_fit)(const struct bt *t, uint32_t v, struct bt_pos *p);
+	bool (*near)(const struct bt *t, struct bt_node *leaf, uint32_t key, struct bt_gap *g);
 };
 
 /* An empty tree, with the best variant the CPU runs. */
@@ -192,6 +216,37 @@ static inline bool bt_first_fit(const struct bt *t, uint32_t v, struct bt_pos *p
 static inline bool bt_last_fit(const struct bt *t, uint32_t v, struct bt_pos *p)
 {
 	return t->ops->last_fit(t, v, p);
+}
+
+/* The number of the leaf of @p: never 0, and below 2^30 in any real tree. */
+static inline uint32_t bt_leaf_id(struct bt_pos p)
+{
+	return p.leaf->id;
+}
+
+/*
+ * The leaf numbered @id (bt_leaf_id()), in the tree or back in its pool;
+ * NULL if the tree never had one by that number (@id 0 included).
+ */
+static inline struct bt_node *bt_leaf_by_id(const struct bt *t, uint32_t id)
+{
+	if (!id || (id - 1) / BT_CHUNK_NODES >= t->num_leaf_chunks)
+		return NULL;
+	return t->leaf_chunks[(id - 1) / BT_CHUNK_NODES] + (id - 1) % BT_CHUNK_NODES;
+}
+
+/*
+ * BY_KEY: the entries on either side of @key, which is not in the tree,
+ * found from @leaf (bt_leaf_by_id(), NULL allowed) instead of by a
+ * descent: true if @leaf, or a leaf next to it, holds @key's place (@leaf
+ * may have been split, merged away or reused since it was remembered; a
+ * leaf merged away leads to the one that took its entries); false, with
+ * *@g unset, when it is not close: then look the key up.
+ */
+static inline bool bt_near(const struct bt *t, struct bt_node *leaf, uint32_t key,
+			   struct bt_gap *g)
+{
+	return leaf && t->ops->near(t, leaf, key, g);
 }
 
 /* The first and last entries (false if empty). */

@@ -244,6 +244,7 @@ static inline struct bt_node *node_get(struct bt *t, bool leaf)
 	n->parent = NULL;
 	n->prev = NULL;
 	n->next = NULL;
+	n->max = 0;
 	pad(t, n, 0);
 	return n;
 }
@@ -252,6 +253,8 @@ static inline struct bt_node *node_get(struct bt *t, bool leaf)
 static inline void node_put(struct bt *t, struct bt_node *n)
 {
 	if (n->leaf) {
+		/* No entries: bt_near() looks on from here through prev. */
+		n->n = 0;
 		n->parent = t->leaf_pool;
 		t->leaf_pool = n;
 		t->leaf_pool_count++;
@@ -274,6 +277,7 @@ static void fix_up(struct bt *t, struct bt_node *n)
 		uint32_t v = summary(t, n);
 		struct bt_node *p = n->parent;
 
+		n->max = v;
 		if (!p) {
 			if (t->order == BT_BY_KEY)
 				t->max = v;
@@ -289,11 +293,13 @@ static void fix_up(struct bt *t, struct bt_node *n)
 
 /*
  * One entry of @n changed val from @oldv to @newv (an insertion is 0 to v,
- * a deletion v to 0) and maybe @n's first entry changed: update the entries
- * above. BY_KEY: the largest val of a node is rescanned only when its
- * largest entry shrank; otherwise it follows from the old one.
+ * a deletion v to 0); @first: it is entry 0, so @n's smallest key may have
+ * changed. Update the entries above. BY_KEY: the largest val of a node is
+ * rescanned only when its largest entry shrank; otherwise it follows from
+ * the old one, which the node keeps itself (n->max): an update that
+ * changes nothing above reads no line of the parent.
  */
-static void propagate(struct bt *t, struct bt_node *n, uint32_t oldv, uint32_t newv)
+static void propagate(struct bt *t, struct bt_node *n, uint32_t oldv, uint32_t newv, bool first)
 {
 	if (t->order == BT_BY_PAIR) {
 		fix_up(t, n);
@@ -301,7 +307,7 @@ static void propagate(struct bt *t, struct bt_node *n, uint32_t oldv, uint32_t n
 	}
 	for (;;) {
 		struct bt_node *p = n->parent;
-		uint32_t m = p ? dec(p->val[n->pidx]) : t->max, newm;
+		uint32_t m = n->max, newm;
 
 		if (newv >= m)
 			newm = newv;
@@ -310,13 +316,20 @@ static void propagate(struct bt *t, struct bt_node *n, uint32_t oldv, uint32_t n
 		else
 			newm = node_max(n);
 		if (!p) {
+			n->max = newm;
 			t->max = newm;
 			return;
 		}
-		if (p->key[n->pidx] == n->key[0] && newm == m)
+		if (!first && newm == m)
 			return;
-		p->key[n->pidx] = n->key[0];
-		p->val[n->pidx] = enc(newm);
+		if (first)
+			p->key[n->pidx] = n->key[0];
+		if (newm != m) {
+			n->max = newm;
+			p->val[n->pidx] = enc(newm);
+		}
+		/* The parent's smallest key is its entry 0's. */
+		first = first && n->pidx == 0;
 		oldv = m;
 		newv = newm;
 		n = p;
@@ -395,6 +408,7 @@ static void split(struct bt *t, struct bt_node *n)
 		inner(p)->child[0] = n;
 		p->key[0] = n->key[0];
 		p->val[0] = t->order == BT_BY_KEY ? enc(t->max) : n->val[0];
+		p->max = t->max;
 		n->parent = p;
 		n->pidx = 0;
 		t->root = p;
@@ -411,8 +425,10 @@ static void split(struct bt *t, struct bt_node *n)
 	r->parent = p;
 	renumber(p, i + 1);
 	/* The pair holds what n held: p's own entry upward does not change. */
-	p->val[i] = enc(summary(t, n));
-	p->val[i + 1] = enc(summary(t, r));
+	n->max = summary(t, n);
+	r->max = summary(t, r);
+	p->val[i] = enc(n->max);
+	p->val[i + 1] = enc(r->max);
 	if (p->n == BT_FANOUT)
 		split(t, p);
 }
@@ -427,7 +443,7 @@ static void insert_at(struct bt *t, struct bt_node *leaf, unsigned int j, uint32
 	leaf->val[j] = enc(val);
 	leaf->n++;
 	t->count++;
-	propagate(t, leaf, 0, val);
+	propagate(t, leaf, 0, val, j == 0);
 	/* Split when full, so that every node keeps a padding entry. */
 	if (leaf->n == BT_FANOUT)
 		split(t, leaf);
@@ -541,7 +557,7 @@ static void op_delete(struct bt *t, struct bt_pos pos)
 	}
 	/* An emptied leaf is merged away below, fixing what is above it. */
 	if (leaf->n)
-		propagate(t, leaf, v, 0);
+		propagate(t, leaf, v, 0, pos.i == 0);
 	if (leaf != t->root && leaf->n < BT_MIN)
 		rebalance(t, leaf);
 }
@@ -552,7 +568,7 @@ static void op_set(struct bt *t, struct bt_pos pos, uint32_t key, uint32_t val)
 
 	pos.leaf->key[pos.i] = enc(key);
 	pos.leaf->val[pos.i] = enc(val);
-	propagate(t, pos.leaf, old, val);
+	propagate(t, pos.leaf, old, val, pos.i == 0);
 }
 
 /* ---- lookups ---- */
@@ -613,6 +629,59 @@ static bool op_last_fit(const struct bt *t, uint32_t v, struct bt_pos *p)
 	return true;
 }
 
+/* Leaves bt_near() visits before it gives up: the first and one neighbour. */
+#define NEAR_LEAVES	2
+
+/*
+ * @leaf may be anywhere by now: in the tree, where a split may have moved
+ * @key's neighbours to the next leaf; or back in the pool (no entries),
+ * merged into its prev; or reused elsewhere. Only a leaf in the tree has
+ * entries, and its entries and links are the truth: @key's place is in it
+ * when some entry is below @key and some at or above, at its start when
+ * the previous leaf ends below @key, at its end when the next one starts
+ * at or above. Anything else moves one leaf towards @key, once.
+ */
+static bool op_near(const struct bt *t, struct bt_node *leaf, uint32_t key, struct bt_gap *g)
+{
+	for (unsigned int visits = 1;; visits++) {
+		unsigned int n = leaf->n, j;
+		struct bt_node *o;
+
+		if (!n) {
+			/* Pooled; rebalance() leaves a merged leaf's prev on its heir. */
+			o = leaf->prev;
+		} else if ((j = count_below(t, leaf, key, 0)) == 0) {
+			o = leaf->prev;
+			if (!o || dec(o->key[o->n - 1]) < key) {
+				g->has_pred = o != NULL;
+				if (o)
+					g->pred = (struct bt_pos){ o, o->n - 1U };
+				g->succ = (struct bt_pos){ leaf, 0 };
+				g->has_succ = true;
+				return true;
+			}
+		} else if (j < n) {
+			g->pred = (struct bt_pos){ leaf, j - 1 };
+			g->succ = (struct bt_pos){ leaf, j };
+			g->has_pred = g->has_succ = true;
+			return true;
+		} else {
+			o = leaf->next;
+			if (!o || dec(o->key[0]) >= key) {
+				g->pred = (struct bt_pos){ leaf, n - 1 };
+				g->has_pred = true;
+				g->has_succ = o != NULL;
+				if (o)
+					g->succ = (struct bt_pos){ o, 0 };
+				return true;
+			}
+		}
+		if (!o || visits == NEAR_LEAVES)
+			return false;
+		leaf = o;
+	}
+}
+
 const struct bt_ops BT_OPS = {
 	.name = BT_OPS_NAME,
 	.insert = op_insert,
@@ -622,6 +691,7 @@ const struct bt_ops BT_OPS = {
 	.lower_bound = op_lower_bound,
 	.first_fit = op_first_fit,
 	.last_fit = op_last_fit,
+	.near = op_near,
 };
 
 #endif /* FLEX_BTREE_IMPL_H */

@@ -91,7 +91,8 @@ void region_deactivate(struct region *r)
 	region_publish(r);
 }
 
-int region_alloc(struct region *r, uint32_t g, enum flex_alloc_kind kind, uint32_t *start_out)
+int region_alloc(struct region *r, uint32_t g, enum flex_alloc_kind kind, uint32_t *start_out,
+		 uint32_t *leaf)
 {
 	bool top_down = kind == FLEX_ALLOC_PROGRAM;
 	uint32_t start, size;
@@ -131,61 +132,74 @@ int region_alloc(struct region *r, uint32_t g, enum flex_alloc_kind kind, uint32
 		size_add(r, start + g, size - g);
 		*start_out = start;
 	}
+	/*
+	 * The free block carved from was (and its remainder is) a neighbour
+	 * of the new block. After an exact fit p's leaf may be gone already:
+	 * bt_near() copes. A number too large for the slot gives no hint.
+	 */
+	*leaf = bt_leaf_id(p) < (1U << SLOT_LEAF_BITS) ? bt_leaf_id(p) : 0;
 	r->free_bytes -= gran_to_bytes(g);
 	r->allocated_bytes += gran_to_bytes(g);
 	r->num_live++;
 	return 0;
 }
 
-int region_free(struct region *r, uint32_t s, uint32_t z, struct coalesce_info *ci)
+/* The free blocks just before and just after [s, ...), starting at @leaf. */
+static void find_gap(const struct region *r, uint32_t s, uint32_t leaf, struct bt_gap *g)
 {
-	struct bt_pos succ, pred;
-	bool has_succ, has_pred, with_prev, with_next;
+	if (bt_near(&r->by_offset, bt_leaf_by_id(&r->by_offset, leaf), s, g))
+		return;
+	g->has_succ = bt_lower_bound(&r->by_offset, s, 0, &g->succ);
+	if (g->has_succ) {
+		g->pred = g->succ;
+		g->has_pred = bt_prev(&g->pred);
+	} else {
+		g->has_pred = bt_last(&r->by_offset, &g->pred);
+	}
+}
+
+int region_free(struct region *r, uint32_t s, uint32_t z, uint32_t leaf, struct coalesce_info *ci)
+{
+	bool with_prev, with_next;
 	uint32_t merged_start, merged_size;
+	struct bt_gap gap;
 
 	if (reserve(r))
 		return -ENOMEM;
-	/* The free blocks just after and just before [s, s + z). */
-	has_succ = bt_lower_bound(&r->by_offset, s, 0, &succ);
-	if (has_succ) {
-		pred = succ;
-		has_pred = bt_prev(&pred);
-	} else {
-		has_pred = bt_last(&r->by_offset, &pred);
-	}
-	with_next = has_succ && bt_key(succ) == (uint64_t)s + z;
-	with_prev = has_pred && (uint64_t)bt_key(pred) + bt_val(pred) == s;
+	find_gap(r, s, leaf, &gap);
+	with_next = gap.has_succ && bt_key(gap.succ) == (uint64_t)s + z;
+	with_prev = gap.has_pred && (uint64_t)bt_key(gap.pred) + bt_val(gap.pred) == s;
 
 	if (with_prev && with_next) {
-		uint32_t pstart = bt_key(pred), psize = bt_val(pred);
-		uint32_t nsize = bt_val(succ);
+		uint32_t pstart = bt_key(gap.pred), psize = bt_val(gap.pred);
+		uint32_t nsize = bt_val(gap.succ);
 
 		size_del(r, pstart, psize);
 		size_del(r, s + z, nsize);
 		merged_start = pstart;
 		merged_size = psize + z + nsize;
-		/* Setting moves no entry, so succ stays valid for the deletion. */
-		bt_set(&r->by_offset, pred, merged_start, merged_size);
-		bt_delete(&r->by_offset, succ);
+		/* Setting moves no entry, so gap.succ stays valid for the deletion. */
+		bt_set(&r->by_offset, gap.pred, merged_start, merged_size);
+		bt_delete(&r->by_offset, gap.succ);
 	} else if (with_prev) {
-		merged_start = bt_key(pred);
-		size_del(r, merged_start, bt_val(pred));
-		merged_size = bt_val(pred) + z;
-		bt_set(&r->by_offset, pred, merged_start, merged_size);
+		merged_start = bt_key(gap.pred);
+		size_del(r, merged_start, bt_val(gap.pred));
+		merged_size = bt_val(gap.pred) + z;
+		bt_set(&r->by_offset, gap.pred, merged_start, merged_size);
 	} else if (with_next) {
 		/* The successor grows downward; its place in the order holds. */
-		size_del(r, s + z, bt_val(succ));
+		size_del(r, s + z, bt_val(gap.succ));
 		merged_start = s;
-		merged_size = z + bt_val(succ);
-		bt_set(&r->by_offset, succ, merged_start, merged_size);
+		merged_size = z + bt_val(gap.succ);
+		bt_set(&r->by_offset, gap.succ, merged_start, merged_size);
 	} else {
 		merged_start = s;
 		merged_size = z;
-		if (has_succ) {
-			bt_insert_before(&r->by_offset, succ, s, z);
-		} else if (has_pred) {
-			pred.i++;	/* after the last free block */
-			bt_insert_before(&r->by_offset, pred, s, z);
+		if (gap.has_succ) {
+			bt_insert_before(&r->by_offset, gap.succ, s, z);
+		} else if (gap.has_pred) {
+			gap.pred.i++;	/* after the last free block */
+			bt_insert_before(&r->by_offset, gap.pred, s, z);
 		} else {
 			bt_insert(&r->by_offset, s, z);
 		}

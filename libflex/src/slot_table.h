@@ -33,6 +33,8 @@
 #define SLOT_REUSE_DELAY	1024U
 #define SLOT_NONE		UINT32_MAX
 
+#define SLOT_LEAF_BITS		30
+
 /*
  * 16 bytes, so that four share a cache line and none straddles two: a free
  * reads the slot of an index the caller kept, a likely cache miss with
@@ -41,14 +43,15 @@
 struct slot {
 	uint32_t start;		/* granules; while free: the next free slot */
 	uint32_t size;		/* granules */
-	uint32_t gen;		/* 1..SLOT_GEN_MASK */
-	uint8_t live;
-	uint8_t kind;		/* enum flex_alloc_kind */
-	uint8_t slack;		/* block bytes - bytes asked: 0..128 (128 for 0 asked) */
-	uint8_t unused;
+	uint32_t gen : SLOT_GEN_BITS;	/* 1..SLOT_GEN_MASK */
+	uint32_t slack : 8;	/* block bytes - bytes asked: 0..128 (128 for 0 asked) */
+	uint32_t leaf : SLOT_LEAF_BITS;	/* region.h: where its free neighbours were */
+	uint32_t live : 1;
+	uint32_t kind : 1;	/* enum flex_alloc_kind */
 };
 
 _Static_assert(sizeof(struct slot) == 16, "a slot is a quarter of a cache line");
+_Static_assert(FLEX_ALLOC_TENSOR == 0 && FLEX_ALLOC_PROGRAM == 1, "a kind fits in one bit");
 
 struct slot_table {
 	struct slot *dir[SLOT_DIR];

@@ -6,8 +6,11 @@
  * every lookup compared with a scan of the array, in both orders (by key
  * with per-child maxima, and by (key, val) pairs with many equal keys).
  * Phases grow the tree to height 3 and shrink it back to empty, so splits,
- * borrows, merges and root changes all happen. Every test runs once per
- * instruction-set variant the CPU has (SSE2 or plain C, and AVX2).
+ * borrows, merges and root changes all happen. Leaves remembered by number
+ * many operations earlier (as FlexAllocator's slots remember them) are
+ * given to bt_near() and what it finds is compared with the array too.
+ * Every test runs once per instruction-set variant the CPU has (SSE2 or
+ * plain C, and AVX2).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +122,75 @@ static void compare_lookups(const struct bt *t, const struct model *m, uint64_t 
 		found ? "one that differs or none" : "none");
 }
 
+/* Leaves remembered with the key they were found for, oldest overwritten. */
+#define REMEMBERED 64
+
+struct memory {
+	uint32_t id[REMEMBERED];
+	uint32_t key[REMEMBERED];
+	unsigned int next;
+	long found, refused;	/* bt_near() answers from remembered leaves */
+};
+
+/* What bt_near() says from @leaf about @key (not in the tree) against the model. */
+static bool check_near(const struct bt *t, const struct model *m, struct bt_node *leaf,
+		       uint32_t key, long step, const char *from)
+{
+	int lb = model_lb(m, key, 0);
+	struct bt_gap g;
+
+	if (!bt_near(t, leaf, key, &g))
+		return false;
+	require(g.has_pred == (lb > 0) && (!g.has_pred || bt_key(g.pred) == m->key[lb - 1]),
+		"%s, step %ld: near %u from a %s leaf: expected predecessor %lld, got %s %u",
+		t->ops->name, step, key, from, lb > 0 ? (long long)m->key[lb - 1] : -1LL,
+		g.has_pred ? "key" : "none", g.has_pred ? bt_key(g.pred) : 0);
+	require(g.has_succ == (lb < m->n) && (!g.has_succ || bt_key(g.succ) == m->key[lb]),
+		"%s, step %ld: near %u from a %s leaf: expected successor %lld, got %s %u",
+		t->ops->name, step, key, from, lb < m->n ? (long long)m->key[lb] : -1LL,
+		g.has_succ ? "key" : "none", g.has_succ ? bt_key(g.succ) : 0);
+	return true;
+}
+
+/*
+ * BY_KEY: bt_near() from the leaf a lookup just found must answer, and
+ * correctly; from leaves remembered earlier it may refuse, but what it
+ * answers must be right. Then remember this lookup's leaf.
+ */
+static void compare_near(const struct bt *t, const struct model *m, struct memory *mem,
+			 uint64_t *seed, long step)
+{
+	uint32_t key = (uint32_t)(rng(seed) % KEY_RANGE);
+	int lb = model_lb(m, key, 0);
+	struct bt_pos p;
+
+	if (lb < m->n && m->key[lb] == key)
+		return;		/* in the tree: not a gap */
+	for (unsigned int i = 0; i < REMEMBERED; i++) {
+		uint32_t k = mem->key[i];
+		int j = model_lb(m, k, 0);
+
+		if (!mem->id[i] || (j < m->n && m->key[j] == k))
+			continue;
+		if (check_near(t, m, bt_leaf_by_id(t, mem->id[i]), k, step, "remembered"))
+			mem->found++;
+		else
+			mem->refused++;
+	}
+	if (!m->n) {
+		ck_assert(!bt_near(t, NULL, key, &(struct bt_gap){ 0 }));
+		return;
+	}
+	if (!bt_lower_bound(t, key, 0, &p))
+		bt_last(t, &p);
+	require(check_near(t, m, p.leaf, key, step, "just found"),
+		"%s, step %ld: near %u from the leaf a lookup found: refused", t->ops->name, step,
+		key);
+	mem->id[mem->next] = bt_leaf_id(p);
+	mem->key[mem->next] = key;
+	mem->next = (mem->next + 1) % REMEMBERED;
+}
+
 static void full_scan(const struct bt *t, const struct model *m, long step)
 {
 	struct bt_pos p;
@@ -140,6 +212,7 @@ static void run_variant(const struct bt_ops *ops, enum bt_order order, uint64_t 
 			int peak, unsigned int min_height)
 {
 	struct model *m = calloc(1, sizeof(*m));
+	struct memory mem = { .next = 0 };
 	unsigned int max_height = 0;
 	struct bt t;
 
@@ -212,12 +285,20 @@ static void run_variant(const struct bt_ops *ops, enum bt_order order, uint64_t 
 			max_height = t.height;
 		if (step % 64 == 0) {
 			compare_lookups(&t, m, &seed, step);
+			if (order == BT_BY_KEY)
+				compare_near(&t, m, &mem, &seed, step);
 			full_scan(&t, m, step);
 		}
 	}
 	full_scan(&t, m, steps);
 	ck_assert_msg(max_height >= min_height, "sequence too small: the tree reached height %u, not %u",
 		      max_height, min_height);
+	/* Remembered leaves both still served and had moved on. */
+	ck_assert_msg(order == BT_BY_PAIR || (mem.found > 0 && mem.refused > 0),
+		      "%s: remembered leaves: %ld answers, %ld refusals; expected some of each",
+		      ops->name, mem.found, mem.refused);
+	ck_assert(!bt_leaf_by_id(&t, 0));
+	ck_assert(!bt_leaf_by_id(&t, t.num_leaf_chunks * BT_CHUNK_NODES + 1));
 	bt_fini(&t);
 	free(m);
 }
