@@ -49,10 +49,10 @@
  * Entries per leaf, children per inner node. 64 rather than 32: about
  * 40,000 free blocks (a region with 100,000 live ones) take 3 levels
  * instead of 4, and a wider node costs little more to scan since its lines
- * load together. In alternating make bench-alloc runs the 100k/1k cost
- * ratio went from 1.63 to 1.51 and the 1k cost did not change; BestFit's
- * (size, offset) tree, with the same nodes, got about 6% slower. 48 was
- * slower than both.
+ * load together. In three alternating runs of the allocator bench (32,
+ * then 64) the 100k/1k cost ratio went from 1.62-1.66 to 1.50-1.52, the 1k
+ * cost rose by 1-3 ns, and BestFit, whose (size, offset) tree has the same
+ * nodes, got about 6% slower. 48 was slower than both.
  */
 #define BT_FANOUT	64
 #define BT_MIN		(BT_FANOUT / 4)	/* fewer: borrow from or merge with a sibling */
