@@ -355,7 +355,7 @@ static int place_in(struct flex_alloc *a, struct affinity *aff, struct region *r
 	s->size = g;
 	s->kind = kind;
 	s->slack = (uint8_t)(gran_to_bytes(g) - size);
-	slot_set_leaf(&r->slots, slot, leaf);
+	s->leaf = leaf;
 	r->requested_bytes += size;
 	r->num_allocs++;
 	region_publish(r);
@@ -577,16 +577,12 @@ bad_index(int err, const char *what, flex_alloc_index_t index)
 }
 
 /*
- * Find the live block of @index and lock its region. @freeing: the block
- * is about to be freed, so the leaf its free starts from is loaded at the
- * same time as its slot (slot_table.h), from the copy of its hint: with
- * many live blocks both are likely cache misses, and the slot would
- * otherwise have to arrive before the leaf could be asked for.
+ * Find the live block of @index and lock its region.
  * Return: 0 with the region locked; -EINVAL / -ENOENT unlocked, message set.
  */
 static inline __attribute__((always_inline)) int
-lookup(struct flex_alloc *a, flex_alloc_index_t index, const char *what, bool freeing,
-       struct region **rp, uint32_t *slotp)
+lookup(struct flex_alloc *a, flex_alloc_index_t index, const char *what, struct region **rp,
+       uint32_t *slotp)
 {
 	unsigned int ri = (unsigned int)(index >> INDEX_REGION_SHIFT) & ((1U << INDEX_REGION_BITS) - 1);
 	uint32_t gen = (uint32_t)(index >> INDEX_GEN_SHIFT) & SLOT_GEN_MASK;
@@ -608,8 +604,6 @@ lookup(struct flex_alloc *a, flex_alloc_index_t index, const char *what, bool fr
 		bad_index(-EINVAL, what, index);
 		return -EINVAL;
 	}
-	if (freeing)
-		region_prefetch_free(r, *slot_leaf_copy(&r->slots, slot));
 	s = slot_at(&r->slots, slot);
 	if (!s->live || s->gen != gen) {
 		region_unlock(r);
@@ -631,7 +625,7 @@ FLEX_EXPORT int flex_alloc_free(struct flex_alloc *a, flex_alloc_index_t index)
 	bool empty;
 	int err;
 
-	err = lookup(a, index, "flex_alloc_free", true, &r, &slot);
+	err = lookup(a, index, "flex_alloc_free", &r, &slot);
 	if (err) {
 		atomic_fetch_add(&a->num_bad_frees, 1);
 		alloc_log(a, FLEX_LOG_ERR, "flex_alloc: refused free: %s", flex_alloc_last_error());
@@ -672,7 +666,7 @@ FLEX_EXPORT int flex_alloc_resolve(struct flex_alloc *a, flex_alloc_index_t inde
 	uint32_t slot;
 	int err;
 
-	err = lookup(a, index, "flex_alloc_resolve", false, &r, &slot);
+	err = lookup(a, index, "flex_alloc_resolve", &r, &slot);
 	if (err)
 		return err;
 	s = slot_at(&r->slots, slot);

@@ -245,27 +245,6 @@ static inline struct bt_node *bt_leaf_by_id(const struct bt *t, uint32_t id)
 }
 
 /*
- * Start loading the lines of the leaf numbered @id (bt_leaf_by_id(); 0 or
- * unknown: nothing) that bt_near() reads: its links and count, its keys,
- * and its vals, which bt_near() would otherwise load only once the keys
- * have said which entries it wants. Always inlined: GCC finds a call to
- * a function that only prefetches free of effects and drops it.
- */
-static inline __attribute__((always_inline)) void
-bt_prefetch_leaf(const struct bt *t, uint32_t id)
-{
-	const struct bt_node *n = bt_leaf_by_id(t, id);
-
-	if (!n)
-		return;
-	for (unsigned int i = 0; i < BT_FANOUT; i += 64 / sizeof(n->key[0])) {
-		__builtin_prefetch(&n->key[i]);
-		__builtin_prefetch(&n->val[i]);
-	}
-	__builtin_prefetch(&n->parent);
-}
-
-/*
  * BY_KEY: the entries on either side of @key, which is not in the tree,
  * found from @leaf (bt_leaf_by_id(), NULL allowed) instead of by a
  * descent: true if @leaf, or a leaf next to it, holds @key's place (@leaf

@@ -594,19 +594,6 @@ static bool op_lower_bound(const struct bt *t, uint32_t key, uint32_t val, struc
 	return true;
 }
 
-/*
- * A fit search has reached leaf @n: the key of the entry it picks is read
- * next, from a line only the vals' scan will name. Loading the key lines
- * with the vals spares a cache miss after the scan, in a large tree.
- * Always inlined, as bt_prefetch_leaf() (btree.h) says why.
- */
-static inline __attribute__((always_inline)) void prefetch_keys(const struct bt_node *n)
-{
-#pragma GCC unroll 4
-	for (unsigned int i = 0; i < BT_FANOUT; i += 64 / sizeof(n->key[0]))
-		__builtin_prefetch(&n->key[i]);
-}
-
 static bool op_first_fit(const struct bt *t, uint32_t v, struct bt_pos *p)
 {
 	struct bt_node *n = t->root;
@@ -616,8 +603,6 @@ static bool op_first_fit(const struct bt *t, uint32_t v, struct bt_pos *p)
 		return false;
 	/* The maxima guarantee a fit below every step taken. */
 	for (unsigned int h = t->height;; h--) {
-		if (h == 1)
-			prefetch_keys(n);
 		i = (unsigned int)__builtin_ctzll(fit_mask(n, v));
 		if (h == 1)
 			break;
@@ -635,8 +620,6 @@ static bool op_last_fit(const struct bt *t, uint32_t v, struct bt_pos *p)
 	if (!n || t->max < v)
 		return false;
 	for (unsigned int h = t->height;; h--) {
-		if (h == 1)
-			prefetch_keys(n);
 		i = 63U - (unsigned int)__builtin_clzll(fit_mask(n, v));
 		if (h == 1)
 			break;

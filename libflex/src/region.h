@@ -112,17 +112,6 @@ int region_alloc(struct region *r, uint32_t granules, enum flex_alloc_kind kind,
 int region_free(struct region *r, uint32_t start, uint32_t granules, uint32_t leaf,
 		struct coalesce_info *ci);
 
-/*
- * A free will start from leaf @leaf (what region_alloc() gave): start
- * loading the lines it will read there (always inlined: see
- * bt_prefetch_leaf()).
- */
-static inline __attribute__((always_inline)) void
-region_prefetch_free(const struct region *r, uint32_t leaf)
-{
-	bt_prefetch_leaf(&r->by_offset, leaf);
-}
-
 /* Largest free block in bytes. */
 static inline uint64_t region_largest_free(const struct region *r)
 {

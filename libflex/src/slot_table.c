@@ -15,32 +15,24 @@ void slot_table_init(struct slot_table *t)
 
 void slot_table_fini(struct slot_table *t)
 {
-	for (uint32_t i = 0; i < SLOT_DIR; i++) {
+	for (uint32_t i = 0; i < SLOT_DIR; i++)
 		free(t->dir[i]);
-		free(t->leaf_dir[i]);
-	}
 	slot_table_init(t);
 }
 
 int slot_grow(struct slot_table *t)
 {
 	uint32_t c = t->capacity >> SLOT_CHUNK_BITS;
-	uint16_t *leaves;
 	struct slot *chunk;
 
 	if (t->capacity == SLOT_MAX)
 		return -ENOSPC;
 	chunk = malloc(SLOT_CHUNK * sizeof(*chunk));
-	leaves = calloc(SLOT_CHUNK, sizeof(*leaves));
-	if (!chunk || !leaves) {
-		free(chunk);
-		free(leaves);
+	if (!chunk)
 		return -ENOMEM;
-	}
 	for (uint32_t i = 0; i < SLOT_CHUNK; i++)
 		chunk[i] = (struct slot){ .gen = 1 };
 	t->dir[c] = chunk;
-	t->leaf_dir[c] = leaves;
 	t->created += SLOT_CHUNK;
 	return 0;
 }

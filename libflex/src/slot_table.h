@@ -14,17 +14,6 @@
  *
  * Slots live in chunks found through a fixed directory, so the table grows
  * without moving entries. The caller holds the region's lock.
- *
- * Next to the slots, in a table an eighth their size, each slot's leaf hint
- * (struct slot's leaf) is copied in 16 bits: a free reads it before the
- * slot, so that the leaf's lines load while the slot's does instead of
- * after it (see flex_alloc_free()). With many live blocks both are likely
- * cache misses; this way they overlap. The copy is only for prefetching:
- * the slot's own field is the one trusted, and a leaf number that does not
- * fit in 16 bits is copied as 0 (no prefetch). Measured with the allocator
- * bench at 100,000 live blocks, in builds run in turn: writing the copy
- * costs about 8 ns a step, the earlier leaf saves about 12, and a step
- * comes out about 5 ns cheaper than with neither; at 1,000 nothing changes.
  */
 #ifndef FLEX_SLOT_TABLE_H
 #define FLEX_SLOT_TABLE_H
@@ -66,7 +55,6 @@ _Static_assert(FLEX_ALLOC_TENSOR == 0 && FLEX_ALLOC_PROGRAM == 1, "a kind fits i
 
 struct slot_table {
 	struct slot *dir[SLOT_DIR];
-	uint16_t *leaf_dir[SLOT_DIR];	/* the leaf hints' copies, chunk by chunk */
 	uint32_t capacity;	/* slots handed out so far */
 	uint32_t created;	/* slots in the chunks allocated */
 	uint32_t free_head;	/* oldest freed slot */
@@ -77,19 +65,6 @@ struct slot_table {
 static inline struct slot *slot_at(const struct slot_table *t, uint32_t i)
 {
 	return &t->dir[i >> SLOT_CHUNK_BITS][i & (SLOT_CHUNK - 1)];
-}
-
-/* The copy of slot @i's leaf hint, for prefetching (see above). */
-static inline uint16_t *slot_leaf_copy(const struct slot_table *t, uint32_t i)
-{
-	return &t->leaf_dir[i >> SLOT_CHUNK_BITS][i & (SLOT_CHUNK - 1)];
-}
-
-/* Record slot @i's leaf hint, in the slot and in the copy. */
-static inline void slot_set_leaf(struct slot_table *t, uint32_t i, uint32_t leaf)
-{
-	slot_at(t, i)->leaf = leaf;
-	*slot_leaf_copy(t, i) = leaf <= UINT16_MAX ? (uint16_t)leaf : 0;
 }
 
 /* What the allocation of @s asked for, in bytes: its block less the slack. */

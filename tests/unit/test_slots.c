@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The AllocationIndex slot table (libflex/src/slot_table.h), white-box:
- * growth across chunks, reuse only after SLOT_REUSE_DELAY other freed
- * slots, first-in first-out, with the generation moved on; and the 16-bit
- * copy of each slot's leaf hint that a free prefetches from.
+ * growth across chunks, and reuse only after SLOT_REUSE_DELAY other freed
+ * slots, first-in first-out, with the generation moved on (what makes a
+ * stale AllocationIndex detectable).
  */
 #include "slot_table.h"
 #include "unit_util.h"
@@ -63,31 +63,6 @@ START_TEST(reuse_is_delayed_and_fifo)
 }
 END_TEST
 
-/* The copy follows the slot's hint; a hint above 16 bits is copied as 0. */
-START_TEST(leaf_copy)
-{
-	static const uint32_t leaf[] = { 1, 77, UINT16_MAX, UINT16_MAX + 1, 70000, 5 };
-	struct slot_table t;
-	uint32_t s;
-
-	slot_table_init(&t);
-	for (uint32_t i = 0; i < SLOT_CHUNK + 4; i++)
-		ck_assert_int_eq(slot_get(&t, &s), 0);
-	for (uint32_t i = 0; i < sizeof(leaf) / sizeof(leaf[0]); i++) {
-		/* Both sides of the chunk boundary. */
-		uint32_t slot = SLOT_CHUNK - 3 + i;
-		uint16_t want = leaf[i] <= UINT16_MAX ? (uint16_t)leaf[i] : 0;
-
-		slot_set_leaf(&t, slot, leaf[i]);
-		require(slot_at(&t, slot)->leaf == leaf[i], "slot %u: expected leaf %u, got %u", slot,
-			leaf[i], slot_at(&t, slot)->leaf);
-		require(*slot_leaf_copy(&t, slot) == want, "slot %u: expected copy %u, got %u",
-			slot, want, *slot_leaf_copy(&t, slot));
-	}
-	slot_table_fini(&t);
-}
-END_TEST
-
 int main(void)
 {
 	Suite *s = suite_create("slots");
@@ -95,7 +70,6 @@ int main(void)
 
 	tcase_add_test(tc, grows_across_chunks);
 	tcase_add_test(tc, reuse_is_delayed_and_fifo);
-	tcase_add_test(tc, leaf_copy);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
