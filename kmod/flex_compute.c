@@ -5,17 +5,48 @@
  *
  * Every operand address goes through the CB's segment table to a region the
  * submitting file owns and is bounds-checked against that region, so a
- * program can never touch another region or another tenant's memory. Each
- * instruction reads its inputs into kernel buffers, computes, and writes
- * its output back: no device memory lock is held while computing, and only
- * one region's lock at a time while copying.
+ * program can never touch another region or another tenant's memory.
+ *
+ * The engine runs on the fence-signalling path, so it allocates nothing:
+ * like a real device it works through a fixed scratchpad (struct
+ * flex_scratch, one per device, allocated with it), streaming its operands
+ * through it in blocks. Before an instruction writes anything, all of its
+ * operands are bounds-checked and its output is backed, so a fault leaves
+ * the output as it was. An input that overlaps the output is first copied
+ * whole into the scratchpad (an output may be, or overlap, one of its
+ * inputs); one too large for it faults FLEX_FAULT_LIMIT. An output exactly
+ * equal to an elementwise input streams in place. Between blocks the CB
+ * checks for cancellation and its time limit (flex_job_check()); a CB
+ * stopped there may have written part of its output.
  */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 
 #include "flex_drv.h"
+
+/* Matmul blocks, in elements: C is MB x NB, A is MB x KB, B is KB x NB. */
+#define MB	64
+#define NB	256
+#define KB	256
+/* Elementwise, COPY and FILL chunks, in bytes. */
+#define CHUNK	(KB * NB * 4)
+#define SNAP	(4U << 20)
+
+struct flex_scratch {
+	struct flex_insn insns[FLEX_PROG_MAX_INSNS];
+	u64 slots[FLEX_PROG_MAX_SLOTS];
+	u8 a[MB * KB * 4];
+	u8 b[CHUNK];
+	u8 c[MB * NB * 4];
+	u8 snap[SNAP];		/* inputs that overlap the output */
+};
 
 struct op_info {
 	u8 nargs;
@@ -38,8 +69,9 @@ static const struct op_info op_info[] = {
 struct exec {
 	struct flex_job *job;
 	const struct flex_cb_compute *cb;
-	u64 slots[FLEX_PROG_MAX_SLOTS];
+	struct flex_scratch *s;
 	u32 n_slots;
+	size_t snap_used;	/* of s->snap, by the current instruction */
 };
 
 /* A resolved address operand: a region and an offset in it. */
@@ -47,7 +79,18 @@ struct operand {
 	struct flex_region *r;
 	u64 region_id;
 	u64 offset;
+	const u8 *snap;		/* its copy in the scratchpad, when it has one */
 };
+
+struct flex_scratch *flex_scratch_alloc(void)
+{
+	return kvzalloc(sizeof(struct flex_scratch), GFP_KERNEL);
+}
+
+void flex_scratch_free(struct flex_scratch *s)
+{
+	kvfree(s);
+}
 
 static int check_header(const struct flex_prog_header *h)
 {
@@ -84,7 +127,7 @@ static int check_insn(const struct flex_insn *in, bool last, u32 n_slots)
 
 static u64 arg_value(const struct exec *x, u64 a)
 {
-	return a & FLEX_ARG_SLOT_BIT ? x->slots[(u32)a] : a;
+	return a & FLEX_ARG_SLOT_BIT ? x->s->slots[(u32)a] : a;
 }
 
 static int scalar(const struct exec *x, u64 a, u64 *out)
@@ -101,20 +144,27 @@ static int address(struct exec *x, u64 a, struct operand *op)
 
 	/* Bits between the offset and the segment must be clear. */
 	if (v & FLEX_ARG_SLOT_BIT || (v >> 48) & 0xfff)
-		return flex_job_fault(x->job, -ERANGE, 0, v);
+		return flex_job_fault(x->job, -ERANGE, FLEX_NO_REGION, v);
 	if (!(x->cb->segment_mask & BIT(seg)))
-		return flex_job_fault(x->job, -ENXIO, 0, v);
+		return flex_job_fault(x->job, -ENXIO, FLEX_NO_REGION, v);
 	op->r = x->job->regions[1 + seg];
 	op->region_id = x->cb->segments[seg].region_id;
 	op->offset = x->cb->segments[seg].offset + off;
+	op->snap = NULL;
 	return 0;
 }
 
+/* Reads @len bytes at byte @at of an input, from its snapshot if it has one. */
 static int op_read(struct exec *x, const struct operand *op, u64 at, void *buf,
 		   size_t len)
 {
-	int err = flex_region_read(op->r, op->offset + at, buf, len);
+	int err;
 
+	if (op->snap) {
+		memcpy(buf, op->snap + at, len);
+		return 0;
+	}
+	err = flex_region_read(op->r, op->offset + at, buf, len);
 	return err ? flex_job_fault(x->job, err, op->region_id, op->offset + at) : 0;
 }
 
@@ -130,50 +180,126 @@ static int op_write(struct exec *x, const struct operand *op, u64 at,
 static int span(struct exec *x, u64 rows, u64 cols, u64 ld, u64 *out)
 {
 	if (ld < cols)
-		return flex_job_fault(x->job, -ENOEXEC, 0, 0);
+		return flex_job_fault(x->job, -ENOEXEC, FLEX_NO_REGION, 0);
 	*out = rows ? (rows - 1) * ld + cols : 0;
-	return *out > FLEX_ISA_MAX_ELEMENTS ? flex_job_fault(x->job, -E2BIG, 0, 0) : 0;
+	return *out > FLEX_ISA_MAX_ELEMENTS ? flex_job_fault(x->job, -E2BIG, FLEX_NO_REGION, 0) : 0;
 }
 
-/* Reads a strided matrix into a kvmalloc'ed buffer of its span. */
-static int read_matrix(struct exec *x, const struct operand *op, u64 rows,
-		       u64 cols, u64 ld, size_t esize, void **out)
+/* An input's whole span must lie in its region: the fault is at its start. */
+static int check_in(struct exec *x, const struct operand *op, u64 bytes)
 {
-	u64 n;
-	int err = span(x, rows, cols, ld, &n);
+	if (op->offset > op->r->size || bytes > op->r->size - op->offset)
+		return flex_job_fault(x->job, -ERANGE, op->region_id, op->offset);
+	return 0;
+}
 
+/*
+ * Every row of an output must lie in its region: the fault is at the
+ * first row that does not, and nothing has been written.
+ */
+static int check_out(struct exec *x, const struct operand *op, u64 rows,
+		     u64 row_bytes, u64 stride)
+{
+	u64 size = op->r->size, bad = 0;
+
+	if (op->offset <= size && row_bytes <= size - op->offset)
+		bad = (size - op->offset - row_bytes) / stride + 1;
+	if (bad < rows)
+		return flex_job_fault(x->job, -ERANGE, op->region_id,
+				      op->offset + bad * stride);
+	return 0;
+}
+
+/*
+ * Backs an output's rows before anything is written, so a write past the
+ * backing cap (or without host memory) writes nothing.
+ */
+static int back_out(struct exec *x, const struct operand *op, u64 rows,
+		    u64 row_bytes, u64 stride)
+{
+	u64 i, at;
+	int err;
+
+	/* Gaps under a page: every page of the span is written anyway. */
+	if (stride - row_bytes < PAGE_SIZE) {
+		err = flex_region_back(op->r, op->offset,
+				       (rows - 1) * stride + row_bytes, true);
+		return err ? flex_job_fault(x->job, err, op->region_id, op->offset) : 0;
+	}
+	for (i = 0; i < rows; i++) {
+		at = op->offset + i * stride;
+		err = flex_region_back(op->r, at, row_bytes, true);
+		if (err)
+			return flex_job_fault(x->job, err, op->region_id, at);
+		if (!(i & 1023)) {
+			err = flex_job_check(x->job);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/*
+ * When input @in (@bytes long) overlaps output @out (@out_bytes), copies
+ * it into the scratchpad first: the instruction reads all of its inputs
+ * before writing. An input exactly equal to an elementwise output (@same)
+ * needs no copy.
+ */
+static int snapshot_if_overlapping(struct exec *x, struct operand *in, u64 bytes,
+				   const struct operand *out, u64 out_bytes, bool same)
+{
+	int err;
+
+	if (in->r != out->r || same || !bytes || !out_bytes ||
+	    in->offset >= out->offset + out_bytes || out->offset >= in->offset + bytes)
+		return 0;
+	if (bytes > SNAP - x->snap_used)
+		return flex_job_fault(x->job, -E2BIG, FLEX_NO_REGION, 0);
+	err = op_read(x, in, 0, x->s->snap + x->snap_used, bytes);
 	if (err)
 		return err;
-	*out = kvmalloc_array(max_t(u64, n, 1), esize, GFP_KERNEL);
-	if (!*out)
-		return flex_job_fault(x->job, -ENOMEM, 0, 0);
-	err = op_read(x, op, 0, *out, n * esize);
-	if (err) {
-		kvfree(*out);
-		*out = NULL;
-	}
-	return err;
+	in->snap = x->s->snap + x->snap_used;
+	x->snap_used += bytes;
+	return 0;
 }
 
-/* Writes a dense rows x cols int32 matrix to a strided destination. */
-static int write_rows(struct exec *x, const struct operand *op, const u32 *buf,
-		      u64 rows, u64 cols, u64 ld)
+/* C block (mb x nb, row length NB) += A block (mb x kb) . B block (kb x nb). */
+static void mac_block(const struct exec *x, bool i8, u64 mb, u64 nb, u64 kb)
 {
-	u64 i;
-	int err = 0;
+	u32 *c = (u32 *)x->s->c;
+	u64 ii, kk, jj;
 
-	for (i = 0; i < rows && !err; i++)
-		err = op_write(x, op, i * ld * 4, buf + i * cols, cols * 4);
-	return err;
+	for (ii = 0; ii < mb; ii++) {
+		u32 *crow = c + ii * NB;
+
+		for (kk = 0; kk < kb; kk++) {
+			u32 av;
+
+			if (i8) {
+				const s8 *brow = (const s8 *)x->s->b + kk * NB;
+
+				av = (u32)(s32)((const s8 *)x->s->a)[ii * KB + kk];
+				for (jj = 0; jj < nb; jj++)
+					crow[jj] += av * (u32)(s32)brow[jj];
+			} else {
+				const u32 *brow = (const u32 *)x->s->b + kk * NB;
+
+				av = ((const u32 *)x->s->a)[ii * KB + kk];
+				for (jj = 0; jj < nb; jj++)
+					crow[jj] += av * brow[jj];
+			}
+		}
+	}
 }
 
 static int op_matmul(struct exec *x, const struct flex_insn *in)
 {
-	size_t esize = in->dtype == FLEX_DT_I8 ? 1 : 4;
-	u64 m, n, k, ldc, lda, ldb, acc = 0, cspan, i, j, kk;
+	bool i8 = in->dtype == FLEX_DT_I8;
+	size_t es = i8 ? 1 : 4;
+	u64 m, n, k, ldc, lda, ldb, acc = 0, cspan, aspan = 0, bspan = 0;
+	u64 i0, j0, k0, mb, nb, kb, r;
 	struct operand c, a, b;
-	void *abuf = NULL, *bbuf = NULL;
-	u32 *cbuf = NULL;
 	int err;
 
 	err = address(x, in->arg[0], &c) ?: address(x, in->arg[1], &a) ?:
@@ -185,70 +311,68 @@ static int op_matmul(struct exec *x, const struct flex_insn *in)
 	if (in->flags & FLEX_INSN_ACCUMULATE)
 		acc = 1;
 	if (err == -E2BIG)
-		return flex_job_fault(x->job, err, 0, 0);
+		return flex_job_fault(x->job, err, FLEX_NO_REGION, 0);
 	if (err)
 		return err;
 	if (!m || !n)
 		return 0;
 	if (m * n > FLEX_ISA_MAX_ELEMENTS || (k && m * n > FLEX_ISA_MAX_MACS / k))
-		return flex_job_fault(x->job, -E2BIG, 0, 0);
+		return flex_job_fault(x->job, -E2BIG, FLEX_NO_REGION, 0);
 	err = span(x, m, n, ldc, &cspan);
 	/* K = 0: an empty sum, C = 0 (or C unchanged when accumulating). */
 	if (!err && k)
-		err = read_matrix(x, &a, m, k, lda, esize, &abuf) ?:
-		      read_matrix(x, &b, k, n, ldb, esize, &bbuf);
+		err = span(x, m, k, lda, &aspan) ?: span(x, k, n, ldb, &bspan) ?:
+		      check_in(x, &a, aspan * es) ?: check_in(x, &b, bspan * es);
+	if (!err)
+		err = check_out(x, &c, m, n * 4, ldc * 4);
+	if (!err && k)
+		err = snapshot_if_overlapping(x, &a, aspan * es, &c, cspan * 4, false) ?:
+		      snapshot_if_overlapping(x, &b, bspan * es, &c, cspan * 4, false);
+	if (!err)
+		err = back_out(x, &c, m, n * 4, ldc * 4);
 	if (err)
-		goto out;
+		return err;
 
-	cbuf = kvmalloc_array(m * n, sizeof(*cbuf), GFP_KERNEL | __GFP_ZERO);
-	if (!cbuf) {
-		err = flex_job_fault(x->job, -ENOMEM, 0, 0);
-		goto out;
-	}
-	for (i = 0; acc && i < m && !err; i++)
-		err = op_read(x, &c, i * ldc * 4, cbuf + i * n, n * 4);
-	if (err)
-		goto out;
-
-	for (i = 0; i < m; i++) {
-		u32 *crow = cbuf + i * n;
-
-		for (kk = 0; kk < k; kk++) {
-			u32 av;
-
-			if (esize == 1) {
-				const s8 *arow = abuf, *brow = bbuf;
-
-				av = (u32)(s32)arow[i * lda + kk];
-				brow += kk * ldb;
-				for (j = 0; j < n; j++)
-					crow[j] += av * (u32)(s32)brow[j];
-			} else {
-				const u32 *arow = abuf, *brow = bbuf;
-
-				av = arow[i * lda + kk];
-				brow += kk * ldb;
-				for (j = 0; j < n; j++)
-					crow[j] += av * brow[j];
+	for (i0 = 0; i0 < m; i0 += MB) {
+		mb = min_t(u64, MB, m - i0);
+		for (j0 = 0; j0 < n; j0 += NB) {
+			nb = min_t(u64, NB, n - j0);
+			if (!acc)
+				memset(x->s->c, 0, sizeof(x->s->c));
+			for (r = 0; acc && r < mb && !err; r++)
+				err = op_read(x, &c, ((i0 + r) * ldc + j0) * 4,
+					      x->s->c + r * NB * 4, nb * 4);
+			for (k0 = 0; k0 < k && !err; k0 += KB) {
+				kb = min_t(u64, KB, k - k0);
+				err = flex_job_check(x->job);
+				for (r = 0; r < mb && !err; r++)
+					err = op_read(x, &a, ((i0 + r) * lda + k0) * es,
+						      x->s->a + r * KB * es, kb * es);
+				for (r = 0; r < kb && !err; r++)
+					err = op_read(x, &b, ((k0 + r) * ldb + j0) * es,
+						      x->s->b + r * NB * es, nb * es);
+				if (!err)
+					mac_block(x, i8, mb, nb, kb);
+				cond_resched();
 			}
+			for (r = 0; r < mb && !err; r++)
+				err = op_write(x, &c, ((i0 + r) * ldc + j0) * 4,
+					       x->s->c + r * NB * 4, nb * 4);
+			if (err)
+				return err;
 		}
-		cond_resched();
 	}
-	err = write_rows(x, &c, cbuf, m, n, ldc);
-out:
-	kvfree(abuf);
-	kvfree(bbuf);
-	kvfree(cbuf);
-	return err;
+	return 0;
 }
 
 /* ADD, MUL (two inputs) and RELU (one), over rows x cols int32. */
 static int op_elementwise(struct exec *x, const struct flex_insn *in)
 {
 	bool binary = in->op != FLEX_OP_RELU;
-	u64 rows, cols, ldd, lda, ldb = 0, dspan, i, j;
+	u64 rows, cols, ldd, lda, ldb = 0, dspan, aspan, bspan = 0, i, c0, j, w;
 	struct operand d, a, b;
-	u32 *abuf = NULL, *bbuf = NULL, *out = NULL;
+	u32 *ab = (u32 *)x->s->a, *bb = (u32 *)x->s->c, *out = (u32 *)x->s->b;
+	const u64 chunk = sizeof(x->s->a) / 4;
 	int err;
 
 	if (binary)
@@ -261,52 +385,63 @@ static int op_elementwise(struct exec *x, const struct flex_insn *in)
 		      scalar(x, in->arg[2], &rows) ?: scalar(x, in->arg[3], &cols) ?:
 		      scalar(x, in->arg[4], &ldd) ?: scalar(x, in->arg[5], &lda);
 	if (err == -E2BIG)
-		return flex_job_fault(x->job, err, 0, 0);
+		return flex_job_fault(x->job, err, FLEX_NO_REGION, 0);
 	if (err || !rows || !cols)
 		return err;
 	if (rows * cols > FLEX_ISA_MAX_ELEMENTS)
-		return flex_job_fault(x->job, -E2BIG, 0, 0);
+		return flex_job_fault(x->job, -E2BIG, FLEX_NO_REGION, 0);
 
-	err = span(x, rows, cols, ldd, &dspan) ?:
-	      read_matrix(x, &a, rows, cols, lda, 4, (void **)&abuf);
+	err = span(x, rows, cols, ldd, &dspan) ?: span(x, rows, cols, lda, &aspan) ?:
+	      check_in(x, &a, aspan * 4);
 	if (!err && binary)
-		err = read_matrix(x, &b, rows, cols, ldb, 4, (void **)&bbuf);
+		err = span(x, rows, cols, ldb, &bspan) ?: check_in(x, &b, bspan * 4);
+	if (!err)
+		err = check_out(x, &d, rows, cols * 4, ldd * 4) ?:
+		      snapshot_if_overlapping(x, &a, aspan * 4, &d, dspan * 4,
+					      a.offset == d.offset && lda == ldd);
+	if (!err && binary)
+		err = snapshot_if_overlapping(x, &b, bspan * 4, &d, dspan * 4,
+					      b.offset == d.offset && ldb == ldd);
+	if (!err)
+		err = back_out(x, &d, rows, cols * 4, ldd * 4);
 	if (err)
-		goto out;
-	out = kvmalloc_array(rows * cols, sizeof(*out), GFP_KERNEL);
-	if (!out) {
-		err = flex_job_fault(x->job, -ENOMEM, 0, 0);
-		goto out;
-	}
-	for (i = 0; i < rows; i++) {
-		const u32 *ar = abuf + i * lda, *br = bbuf ? bbuf + i * ldb : NULL;
-		u32 *o = out + i * cols;
+		return err;
 
-		for (j = 0; j < cols; j++) {
-			if (in->op == FLEX_OP_ADD)
-				o[j] = ar[j] + br[j];
-			else if (in->op == FLEX_OP_MUL)
-				o[j] = ar[j] * br[j];
-			else
-				o[j] = (s32)ar[j] > 0 ? ar[j] : 0;
+	for (i = 0; i < rows; i++) {
+		for (c0 = 0; c0 < cols; c0 += w) {
+			w = min(chunk, cols - c0);
+			err = flex_job_check(x->job) ?:
+			      op_read(x, &a, (i * lda + c0) * 4, ab, w * 4);
+			if (!err && binary)
+				err = op_read(x, &b, (i * ldb + c0) * 4, bb, w * 4);
+			if (err)
+				return err;
+			for (j = 0; j < w; j++) {
+				if (in->op == FLEX_OP_ADD)
+					out[j] = ab[j] + bb[j];
+				else if (in->op == FLEX_OP_MUL)
+					out[j] = ab[j] * bb[j];
+				else
+					out[j] = (s32)ab[j] > 0 ? ab[j] : 0;
+			}
+			err = op_write(x, &d, (i * ldd + c0) * 4, out, w * 4);
+			if (err)
+				return err;
 		}
+		if (!(i & 63))
+			cond_resched();
 	}
-	err = write_rows(x, &d, out, rows, cols, ldd);
-out:
-	kvfree(abuf);
-	kvfree(bbuf);
-	kvfree(out);
-	return err;
+	return 0;
 }
 
 /* COPY (bytes, memmove-like) and FILL (int32 elements). */
 static int op_copy_fill(struct exec *x, const struct flex_insn *in)
 {
 	bool fill = in->op == FLEX_OP_FILL;
+	u64 count, value = 0, bytes, done, at, n, i;
+	bool backward = false;
 	struct operand d, s;
-	u64 count, value = 0, i;
-	size_t bytes;
-	u32 *buf;
+	u32 *buf = (u32 *)x->s->b;
 	int err;
 
 	err = address(x, in->arg[0], &d);
@@ -317,30 +452,43 @@ static int op_copy_fill(struct exec *x, const struct flex_insn *in)
 	if (!err && fill)
 		err = scalar(x, in->arg[2], &value);
 	if (err == -E2BIG)
-		return flex_job_fault(x->job, err, 0, 0);
+		return flex_job_fault(x->job, err, FLEX_NO_REGION, 0);
 	if (err || !count)
 		return err;
 	bytes = fill ? count * 4 : count;
 	if (bytes > FLEX_ISA_MAX_ELEMENTS * 4ULL)
-		return flex_job_fault(x->job, -E2BIG, 0, 0);
+		return flex_job_fault(x->job, -E2BIG, FLEX_NO_REGION, 0);
 
-	buf = kvmalloc(bytes, GFP_KERNEL);
-	if (!buf)
-		return flex_job_fault(x->job, -ENOMEM, 0, 0);
+	err = (fill ? 0 : check_in(x, &s, bytes)) ?:
+	      check_out(x, &d, 1, bytes, bytes) ?: back_out(x, &d, 1, bytes, bytes);
+	if (err)
+		return err;
+
 	if (fill) {
-		for (i = 0; i < count; i++)
+		for (i = 0; i < min_t(u64, count, CHUNK / 4); i++)
 			buf[i] = value;
 	} else {
-		err = op_read(x, &s, 0, buf, bytes);
+		/* memmove: copy from the end when the destination is above. */
+		backward = s.r == d.r && d.offset > s.offset;
 	}
-	if (!err)
-		err = op_write(x, &d, 0, buf, bytes);
-	kvfree(buf);
-	return err;
+	for (done = 0; done < bytes; done += n) {
+		n = min_t(u64, CHUNK, bytes - done);
+		at = backward ? bytes - done - n : done;
+		err = flex_job_check(x->job);
+		if (!err && !fill)
+			err = op_read(x, &s, at, buf, n);
+		if (!err)
+			err = op_write(x, &d, at, buf, n);
+		if (err)
+			return err;
+		cond_resched();
+	}
+	return 0;
 }
 
 static int run_insn(struct exec *x, const struct flex_insn *in)
 {
+	x->snap_used = 0;
 	switch (in->op) {
 	case FLEX_OP_MATMUL:
 		return op_matmul(x, in);
@@ -361,8 +509,8 @@ static int load_and_run(struct exec *x)
 {
 	const struct flex_va *prog = &x->cb->program;
 	struct flex_region *pr = x->job->regions[0];
+	struct flex_insn *insns = x->s->insns;
 	struct flex_prog_header h;
-	struct flex_insn *insns;
 	u32 i;
 	int err;
 
@@ -372,23 +520,17 @@ static int load_and_run(struct exec *x)
 	if (check_header(&h))
 		return flex_job_fault(x->job, -ENOEXEC, prog->region_id, prog->offset);
 
-	insns = kvmalloc_array(h.n_insns, sizeof(*insns), GFP_KERNEL);
-	if (!insns)
-		return flex_job_fault(x->job, -ENOMEM, 0, 0);
 	/* A program running past its region is malformed, not out of bounds. */
 	err = flex_region_read(pr, prog->offset + sizeof(h), insns,
 			       (size_t)h.n_insns * sizeof(*insns));
-	if (err) {
-		err = flex_job_fault(x->job, err == -ERANGE ? -ENOEXEC : err,
-				     prog->region_id, prog->offset);
-		goto out;
-	}
+	if (err)
+		return flex_job_fault(x->job, err == -ERANGE ? -ENOEXEC : err,
+				      prog->region_id, prog->offset);
 	for (i = 0; i < h.n_insns; i++) {
 		if (check_insn(&insns[i], i == h.n_insns - 1, h.n_slots)) {
 			x->job->fault.insn = i;
-			err = flex_job_fault(x->job, -ENOEXEC, prog->region_id,
-					     prog->offset + sizeof(h) + i * sizeof(*insns));
-			goto out;
+			return flex_job_fault(x->job, -ENOEXEC, prog->region_id,
+					      prog->offset + sizeof(h) + i * sizeof(*insns));
 		}
 	}
 
@@ -398,31 +540,25 @@ static int load_and_run(struct exec *x)
 		struct operand corr;
 
 		err = address(x, FLEX_ADDR(FLEX_SEGMENT_CORRECTION, 0), &corr) ?:
-		      op_read(x, &corr, 0, x->slots, h.n_slots * sizeof(u64));
+		      op_read(x, &corr, 0, x->s->slots, h.n_slots * sizeof(u64));
 		if (err)
-			goto out;
+			return err;
 	}
 
 	for (i = 0; i < h.n_insns && !err; i++) {
 		x->job->fault.insn = i;
-		err = run_insn(x, &insns[i]);
+		err = flex_job_check(x->job) ?: run_insn(x, &insns[i]);
 	}
-out:
-	kvfree(insns);
 	return err;
 }
 
 int flex_compute_run(struct flex_job *job)
 {
-	struct exec *x;
-	int err;
+	struct exec x = {
+		.job = job,
+		.cb = &job->cb.compute,
+		.s = job->q->fdev->scratch,
+	};
 
-	x = kvmalloc(sizeof(*x), GFP_KERNEL);
-	if (!x)
-		return flex_job_fault(job, -ENOMEM, 0, 0);
-	x->job = job;
-	x->cb = &job->cb.compute;
-	err = load_and_run(x);
-	kvfree(x);
-	return err;
+	return load_and_run(&x);
 }

@@ -8,8 +8,12 @@
  * in table order (VF: the index; PF: the physical address). And, for tests:
  *
  *   /sys/kernel/debug/flex/flexN/engines_paused  1 holds every CB queued
+ *                                               (with the test_hooks parameter)
  *   /sys/kernel/debug/flex/flexN/pinned_pages    user pages pinned for DMA
  */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 
@@ -77,8 +81,10 @@ void flex_debugfs_device_add(struct flex_device *fdev)
 
 	snprintf(name, sizeof(name), "flex%u", fdev->index);
 	fdev->debugfs = debugfs_create_dir(name, flex_debugfs_root);
-	debugfs_create_file_unsafe("engines_paused", 0644, fdev->debugfs, fdev,
-				   &engines_paused_fops);
+	/* Holding every CB back is for tests only: see flex_params.test_hooks. */
+	if (flex_params.test_hooks)
+		debugfs_create_file_unsafe("engines_paused", 0644, fdev->debugfs, fdev,
+					   &engines_paused_fops);
 	debugfs_create_file_unsafe("pinned_pages", 0444, fdev->debugfs, fdev,
 				   &pinned_pages_fops);
 }

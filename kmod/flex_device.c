@@ -5,6 +5,9 @@
  * between two non-zero counts is -EBUSY, above sriov_totalvfs is -ERANGE,
  * disabling while a VF is open is -EBUSY).
  */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/debugfs.h>
 #include <linux/device.h>
 #include <linux/fs.h>
@@ -43,6 +46,9 @@ static struct flex_fn *flex_fn_create(struct flex_device *fdev, bool is_vf,
 		return ERR_PTR(-ENOMEM);
 	fn->fdev = fdev;
 	fn->is_vf = is_vf;
+	fn->quota_capacity = fdev->mem.capacity;
+	fn->quota_backing = fdev->mem.backing_cap_pages << PAGE_SHIFT;
+	atomic64_set(&fn->resident_pages, 0);
 	fn->vf_index = vf_index;
 	if (is_vf) {
 		xa_init_flags(&fn->table, XA_FLAGS_ALLOC);
@@ -190,14 +196,20 @@ int flex_device_create(unsigned int index, dev_t devt, struct flex_device **out)
 	mutex_init(&fdev->sriov_lock);
 	xa_init_flags(&fdev->regions, XA_FLAGS_ALLOC1);
 	xa_init_flags(&fdev->queues, XA_FLAGS_ALLOC1);
+	mt_init(&fdev->by_offset);
 
 	err = flex_mem_init(&fdev->mem, flex_params.capacity,
 			    flex_params.backing_cap);
 	if (err)
 		goto err_free;
+	fdev->scratch = flex_scratch_alloc();
+	if (!fdev->scratch) {
+		err = -ENOMEM;
+		goto err_mem;
+	}
 	err = flex_sched_init(fdev);
 	if (err)
-		goto err_mem;
+		goto err_scratch;
 
 	fdev->inode = flex_mapping_inode_new();
 	if (IS_ERR(fdev->inode)) {
@@ -229,6 +241,8 @@ err_inode:
 	flex_mapping_inode_put(fdev->inode);
 err_sched:
 	flex_sched_fini(fdev);
+err_scratch:
+	flex_scratch_free(fdev->scratch);
 err_mem:
 	flex_mem_fini(&fdev->mem);
 err_free:
@@ -248,7 +262,10 @@ void flex_device_destroy(struct flex_device *fdev)
 	xa_destroy(&fdev->regions);
 	WARN_ON(!xa_empty(&fdev->queues));
 	xa_destroy(&fdev->queues);
+	WARN_ON(!mtree_empty(&fdev->by_offset));
+	mtree_destroy(&fdev->by_offset);
 	flex_sched_fini(fdev);
+	flex_scratch_free(fdev->scratch);
 	flex_mem_fini(&fdev->mem);
 	kfree(fdev);
 }

@@ -12,11 +12,23 @@
  *                               by the function's table; the kobject is its
  *                               sysfs directory and its reference count
  *
- * Locking: flex_device.lock (a mutex) guards the tables, the per-file region
- * lists, the SR-IOV state and the open counts. It is never held while
- * touching user memory, and sysfs/debugfs nodes are never removed under it
- * (their show() methods take it or read atomics). flex_region.lock orders
- * page faults against release, see flex_mmap.c.
+ * Locking, outermost first:
+ *
+ *   flex_device.sriov_lock     VF enable/disable
+ *   flex_device.lock           tables, regions, file region lists, open
+ *                              counts; held around allocations, never
+ *                              while waiting for an engine or touching
+ *                              user memory; no sysfs node is removed under it
+ *   flex_region.back_lock      page faults and submissions backing pages
+ *                              against the region's death
+ *   flex_region.lock (read)    engines accessing the region's memory
+ *   flex_device.sched_lock     the scheduler and every queue's state
+ *   a fence's lock
+ *
+ * The engines run on the fence-signalling path (flex_sched.c): from picking
+ * a CB to signalling its fence they take only flex_region.lock for reading,
+ * sched_lock and fence locks, which are never held around an allocation
+ * that may reclaim, and they allocate only with FLEX_GFP_ENGINE.
  */
 #ifndef _FLEX_DRV_H
 #define _FLEX_DRV_H
@@ -27,6 +39,8 @@
 #include <linux/kobject.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/maple_tree.h>
+#include <linux/memcontrol.h>
 #include <linux/llist.h>
 #include <linux/mutex.h>
 #include <linux/rwsem.h>
@@ -52,11 +66,12 @@
 #define FLEX_DEVMEM_BASE	(1ULL << 32)
 
 /*
- * A region's mmap offset is its device-wide handle shifted by this much, so
- * offsets never collide between regions and one region is at most 1 TiB.
+ * A region's mmap offset is its place in device memory plus this bias: live
+ * regions never overlap, offset 0 names nothing, and every offset stays
+ * below 2^44, within reach of a 32-bit process's mmap2() (page offsets).
  */
-#define FLEX_MMAP_SHIFT		40
-#define FLEX_MAX_CAPACITY	(1ULL << FLEX_MMAP_SHIFT)
+#define FLEX_MAX_CAPACITY	(1ULL << 40)
+#define FLEX_MMAP_BIAS		FLEX_MAX_CAPACITY
 #define FLEX_MIN_CAPACITY	(64ULL << 20)
 #define FLEX_MAX_HANDLE		((1U << 22) - 1)
 
@@ -65,6 +80,8 @@
 #define FLEX_MAX_LUT_ENTRIES	64
 #define FLEX_MAX_PF_REGIONS	1024
 #define FLEX_MINORS_PER_DEVICE	(1 + FLEX_MAX_VFS)
+#define FLEX_CB_TIMEOUT_MIN_MS	10
+#define FLEX_CB_TIMEOUT_MAX_MS	3600000
 
 /* Module parameters, fixed at load (flex_main.c). */
 struct flex_params {
@@ -74,7 +91,10 @@ struct flex_params {
 	unsigned int lut_entries;
 	unsigned int total_vfs;
 	unsigned int pf_max_regions;
+	unsigned int cb_timeout_ms;	/* writable: a running CB's time limit */
+	bool test_hooks;		/* debugfs test controls, for the VM lane */
 };
+
 extern struct flex_params flex_params;
 
 /* Device memory: placement by gen_pool, host backing allocated on touch. */
@@ -88,10 +108,19 @@ struct flex_mem {
 	atomic64_t used;		/* bytes held by regions */
 	/* Bit 0: the backing cap was hit and announced; cleared on a free. */
 	unsigned long backing_cap_hit;
+	struct work_struct backing_cap_work;	/* sends that announcement */
 };
+
+/*
+ * Engines back device pages on the fence-signalling path: no reclaim, no
+ * warning (a failure faults the CB with FLEX_FAULT_HOST), and charged to
+ * the memory cgroup of the file that submitted the CB (set_active_memcg()).
+ */
+#define FLEX_GFP_ENGINE		(GFP_NOWAIT | __GFP_NOWARN | __GFP_ACCOUNT)
 
 struct flex_fn;
 struct flex_device;
+struct flex_scratch;
 
 /* The device's two engines; NOP and WAIT CBs run on whichever is free. */
 enum flex_engine_id {
@@ -111,13 +140,21 @@ struct flex_engine {
 struct flex_device {
 	unsigned int index;
 	struct flex_mem mem;
+	/*
+	 * Protects the lookup tables, the regions, by_offset and every
+	 * file's region list, the functions' open counts, used and gone,
+	 * and the VF array.
+	 */
 	struct mutex lock;
-	struct mutex sriov_lock;	/* serialises sriov_numvfs writers */
+	/* Protects num_vfs changes: serialises sriov_numvfs writers. */
+	struct mutex sriov_lock;
 	struct flex_fn *pf;
 	struct flex_fn *vfs[FLEX_MAX_VFS];
 	unsigned int num_vfs;
 	unsigned int total_vfs;
 	struct xarray regions;		/* handle -> flex_region, all functions */
+	/* mmap offset range -> flex_region, for mmap() */
+	struct maple_tree by_offset;
 	u32 next_handle;		/* cursor of xa_alloc_cyclic */
 	struct kobject *regions_kobj;	/* /sys/class/flex/flexN/regions */
 	struct inode *inode;		/* shared mapping of every open file */
@@ -125,11 +162,17 @@ struct flex_device {
 	struct dentry *debugfs;
 
 	/* The scheduler: every queue of every file, by priority. */
+	/*
+	 * Protects sched_queues, every queue's jobs, counters, fault and
+	 * history, the functions' vtime, vclock and engines_paused.
+	 */
 	spinlock_t sched_lock;
 	struct list_head sched_queues[FLEX_NR_PRIORITIES];
 	struct flex_engine engines[FLEX_NR_ENGINES];
 	struct workqueue_struct *wq;
+	struct flex_scratch *scratch;	/* the compute engine's scratchpad */
 	bool engines_paused;		/* debugfs: hold CBs queued, for tests */
+	u64 vclock;			/* fair-share clock, see pick_job() */
 	atomic64_t pinned_pages;	/* host pages pinned by queued DMA */
 	/* Every queue of every file by device-wide handle, for netlink. */
 	struct xarray queues;
@@ -153,15 +196,38 @@ struct flex_fn {
 	unsigned int nr_regions;
 	unsigned int open_count;
 	bool gone;			/* VF being disabled: no new opens */
+	/*
+	 * Quotas set by the PF's administrator in sysfs: device memory its
+	 * regions may hold (checked under fdev->lock against used) and host
+	 * memory backing them (against resident_pages).
+	 */
+	u64 quota_capacity;
+	u64 quota_backing;
+	u64 used;			/* bytes held by its regions; fdev->lock */
+	atomic64_t resident_pages;
+	/* Engine time its CBs have had, in ns; sched_lock. See pick_job(). */
+	u64 vtime;
 	struct dentry *debugfs;
 };
 
 struct flex_file {
 	struct flex_fn *fn;
+	struct mem_cgroup *memcg;	/* the opener's: charged for backing */
 	struct list_head regions;	/* flex_region.file_link */
 	struct xarray queues;		/* queue_id -> flex_queue */
 	wait_queue_head_t poll_wq;	/* woken on every completion */
 	atomic64_t pinned_pages;	/* host pages pinned by queued DMA */
+};
+
+/*
+ * One ioctl call, as the dispatcher (flex_file.c) sees it: the size the
+ * caller's structure has, and a file a handler wants installed as @fd once
+ * its result has reached the caller.
+ */
+struct flex_call {
+	size_t usize;
+	struct file *file;
+	int fd;
 };
 
 /* A CB's fault, as FLEX_IOCTL_QUEUE_STATUS reports it. */
@@ -169,7 +235,23 @@ struct flex_fault {
 	u32 code;			/* FLEX_FAULT_* */
 	u32 insn;
 	struct flex_va addr;
+	bool addr_valid;		/* addr names a region */
 };
+
+/* flex_job_fault()'s region_id for a fault at no device address. */
+#define FLEX_NO_REGION		U64_MAX
+
+/*
+ * CBs a fault failed: the one that faulted (@lo) and those cancelled
+ * behind it, up to @hi. A queue remembers its last few, across resets, so
+ * a wait on one of them fails however late it comes.
+ */
+struct flex_fault_range {
+	u64 lo, hi;
+	int err;
+};
+
+#define FLEX_FAULT_HISTORY	8
 
 struct flex_job;
 
@@ -200,6 +282,14 @@ struct flex_queue {
 	u64 fault_seqno;
 	u64 fault_user_data;
 	u32 fault_opcode;
+	struct flex_fault_range history[FLEX_FAULT_HISTORY];
+	u32 nr_history;			/* ranges recorded, ever */
+	/*
+	 * The newest range that fell out of history: waits at or below its
+	 * end are failed with its errno (conservative: history is gone).
+	 */
+	u64 lost_hi;
+	int lost_err;
 	wait_queue_head_t wq;		/* completions, room, idle */
 	/* Statistics. */
 	u64 stat_faults;
@@ -217,7 +307,7 @@ struct flex_queue {
  */
 struct flex_job {
 	struct dma_fence fence;
-	spinlock_t lock;		/* the fence's */
+	spinlock_t lock;		/* Protects the fence (its lock) */
 	struct flex_queue *q;		/* first field cleared by job_alloc() */
 	struct list_head link;
 	struct flex_cb cb;
@@ -233,6 +323,9 @@ struct flex_job {
 	bool exported;			/* in a sync_file: holds the module */
 	struct llist_node pool_node;	/* in the pool of free jobs */
 	struct flex_fault fault;	/* set by the engine */
+	unsigned long deadline;		/* jiffies: FLEX_FAULT_TIMEOUT after */
+	u64 started;			/* ns, when an engine picked it */
+	struct mm_struct *mm;		/* DMA: whose pinned_vm the pages count in */
 };
 
 struct flex_region {
@@ -248,7 +341,10 @@ struct flex_region {
 	u32 handle;
 	pid_t owner_tgid;
 	char owner_comm[TASK_COMM_LEN];
-	struct rw_semaphore lock;	/* dead vs. faults and device access */
+	/* Protects the memory from release while an engine accesses it. */
+	struct rw_semaphore lock;
+	/* Protects dead against page faults and submissions backing pages. */
+	struct mutex back_lock;
 	bool dead;
 };
 
@@ -259,48 +355,54 @@ static inline struct flex_fn *to_flex_fn(struct device *dev)
 
 static inline u64 flex_region_mmap_offset(const struct flex_region *r)
 {
-	return (u64)r->handle << FLEX_MMAP_SHIFT;
+	return FLEX_MMAP_BIAS + (r->phys - r->fdev->mem.base);
 }
 
 /* flex_mem.c */
 int flex_mem_init(struct flex_mem *mem, u64 capacity, u64 backing_cap);
 void flex_mem_fini(struct flex_mem *mem);
 u64 flex_mem_place(struct flex_mem *mem, u64 size);
-void flex_mem_unplace(struct flex_mem *mem, u64 phys, u64 size);
+void flex_mem_unplace(struct flex_mem *mem, struct flex_fn *fn, u64 phys, u64 size);
 u64 flex_mem_free_bytes(struct flex_mem *mem);
 u64 flex_mem_largest_free(struct flex_mem *mem);
-struct page *flex_mem_page(struct flex_mem *mem, u64 phys);
+struct page *flex_mem_page(struct flex_mem *mem, struct flex_fn *fn, u64 phys,
+			   gfp_t gfp);
+int flex_mem_back(struct flex_mem *mem, struct flex_fn *fn, u64 phys, u64 len,
+		  gfp_t gfp);
 u64 flex_mem_resident(struct flex_mem *mem, u64 phys, u64 size);
 
 int flex_mem_read(struct flex_mem *mem, u64 phys, void *buf, size_t len);
-int flex_mem_write(struct flex_mem *mem, u64 phys, const void *buf, size_t len);
+int flex_mem_write(struct flex_mem *mem, struct flex_fn *fn, u64 phys,
+		   const void *buf, size_t len);
 
 /* flex_region.c */
-int flex_region_acquire(struct flex_file *ff, struct flex_region_acquire *args);
-int flex_region_release(struct flex_file *ff, struct flex_region_release *args);
-int flex_region_info(struct flex_file *ff, struct flex_region_info *args);
+int flex_region_acquire_ioctl(struct flex_file *ff, void *data, struct flex_call *call);
+int flex_region_release_ioctl(struct flex_file *ff, void *data, struct flex_call *call);
+int flex_region_info_ioctl(struct flex_file *ff, void *data, struct flex_call *call);
 void flex_file_release_regions(struct flex_file *ff);
 struct flex_region *flex_fn_lookup(struct flex_fn *fn, u64 region_id);
+struct flex_region *flex_region_by_mmap_offset(struct flex_device *fdev, u64 offset);
 struct flex_region *flex_file_region_get(struct flex_file *ff, u64 region_id);
 void flex_region_put(struct flex_region *r);
 int flex_region_read(struct flex_region *r, u64 offset, void *buf, size_t len);
 int flex_region_write(struct flex_region *r, u64 offset, const void *buf, size_t len);
+int flex_region_back(struct flex_region *r, u64 offset, u64 len, bool engine);
 
 /* flex_queue.c */
 struct flex_queue *flex_queue_get(struct flex_file *ff, u32 id);
 void flex_queue_free(struct kref *ref);
 void flex_file_init_queues(struct flex_file *ff);
 void flex_file_release_queues(struct flex_file *ff);
-int flex_queue_create(struct flex_file *ff, struct flex_queue_create *args);
-int flex_queue_destroy(struct flex_file *ff, struct flex_queue_op *args);
-int flex_queue_reset(struct flex_file *ff, struct flex_queue_op *args);
-int flex_queue_status(struct flex_file *ff, struct flex_queue_status *args);
-int flex_queue_wait(struct flex_file *ff, struct flex_wait *args);
-int flex_fence_export(struct flex_file *ff, struct flex_fence_export *args);
+int flex_queue_create_ioctl(struct flex_file *ff, void *data, struct flex_call *call);
+int flex_queue_destroy_ioctl(struct flex_file *ff, void *data, struct flex_call *call);
+int flex_queue_reset_ioctl(struct flex_file *ff, void *data, struct flex_call *call);
+int flex_queue_status_ioctl(struct flex_file *ff, void *data, struct flex_call *call);
+int flex_queue_wait_ioctl(struct flex_file *ff, void *data, struct flex_call *call);
+int flex_fence_export_ioctl(struct flex_file *ff, void *data, struct flex_call *call);
 __poll_t flex_queue_poll(struct flex_file *ff);
 
 /* flex_submit.c */
-int flex_submit(struct flex_file *ff, struct flex_submit *args);
+int flex_submit_ioctl(struct flex_file *ff, void *data, struct flex_call *call);
 void flex_job_release_resources(struct flex_job *job);
 int flex_job_cache_init(void);
 void flex_job_cache_fini(void);
@@ -314,6 +416,9 @@ void flex_sched_pause(struct flex_device *fdev, bool pause);
 void flex_sched_add_queue(struct flex_queue *q);
 void flex_sched_remove_queue(struct flex_queue *q);
 void flex_sched_cancel_pending(struct flex_queue *q);
+int flex_job_check(struct flex_job *job);
+void flex_queue_record_fault(struct flex_queue *q, u64 lo, u64 hi, int err);
+int flex_queue_seqno_result(struct flex_queue *q, u64 seqno);
 int flex_job_fault(struct flex_job *job, int err, u64 region_id, u64 offset);
 
 /* flex_dma.c */
@@ -321,6 +426,8 @@ int flex_dma_run(struct flex_job *job);
 
 /* flex_compute.c */
 int flex_compute_run(struct flex_job *job);
+struct flex_scratch *flex_scratch_alloc(void);
+void flex_scratch_free(struct flex_scratch *s);
 
 /* flex_device.c */
 int flex_device_create(unsigned int index, dev_t devt, struct flex_device **out);

@@ -7,9 +7,15 @@
  * none holds a lock across a user access. Structure sizes follow the rules
  * in uapi/linux/flex.h (copy_struct_from_user() semantics).
  */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/memcontrol.h>
 #include <linux/module.h>
 #include <linux/poll.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -21,7 +27,7 @@ static int flex_open(struct inode *inode, struct file *filp)
 	struct flex_device *fdev = fn->fdev;
 	struct flex_file *ff;
 
-	ff = kzalloc(sizeof(*ff), GFP_KERNEL);
+	ff = kzalloc(sizeof(*ff), GFP_KERNEL_ACCOUNT);
 	if (!ff)
 		return -ENOMEM;
 
@@ -36,6 +42,8 @@ static int flex_open(struct inode *inode, struct file *filp)
 	mutex_unlock(&fdev->lock);
 
 	ff->fn = fn;
+	/* Device memory the engines back for this file is charged here. */
+	ff->memcg = get_mem_cgroup_from_mm(current->mm);
 	INIT_LIST_HEAD(&ff->regions);
 	flex_file_init_queues(ff);
 	filp->private_data = ff;
@@ -57,11 +65,12 @@ static int flex_release(struct inode *inode, struct file *filp)
 	mutex_unlock(&fn->fdev->lock);
 
 	put_device(&fn->dev);
+	mem_cgroup_put(ff->memcg);
 	kfree(ff);
 	return 0;
 }
 
-static int flex_ioctl_query(struct flex_file *ff, void *data)
+static int flex_query_ioctl(struct flex_file *ff, void *data, struct flex_call *call)
 {
 	struct flex_query *q = data;
 	struct flex_fn *fn = ff->fn;
@@ -93,42 +102,25 @@ static int flex_ioctl_query(struct flex_file *ff, void *data)
 	return 0;
 }
 
-#define FLEX_IOCTL_FWD(name, fn, type)					\
-	static int name(struct flex_file *ff, void *data)		\
-	{								\
-		return fn(ff, (type *)data);				\
-	}
-
-FLEX_IOCTL_FWD(flex_ioctl_region_acquire, flex_region_acquire, struct flex_region_acquire)
-FLEX_IOCTL_FWD(flex_ioctl_region_release, flex_region_release, struct flex_region_release)
-FLEX_IOCTL_FWD(flex_ioctl_region_info, flex_region_info, struct flex_region_info)
-FLEX_IOCTL_FWD(flex_ioctl_queue_create, flex_queue_create, struct flex_queue_create)
-FLEX_IOCTL_FWD(flex_ioctl_queue_destroy, flex_queue_destroy, struct flex_queue_op)
-FLEX_IOCTL_FWD(flex_ioctl_queue_reset, flex_queue_reset, struct flex_queue_op)
-FLEX_IOCTL_FWD(flex_ioctl_queue_status, flex_queue_status, struct flex_queue_status)
-FLEX_IOCTL_FWD(flex_ioctl_submit, flex_submit, struct flex_submit)
-FLEX_IOCTL_FWD(flex_ioctl_wait, flex_queue_wait, struct flex_wait)
-FLEX_IOCTL_FWD(flex_ioctl_fence_export, flex_fence_export, struct flex_fence_export)
-
 struct flex_ioctl_desc {
 	unsigned int cmd;
-	int (*func)(struct flex_file *ff, void *data);
+	int (*func)(struct flex_file *ff, void *data, struct flex_call *call);
 };
 
 #define FLEX_IOCTL(ioctl, _func) [_IOC_NR(ioctl)] = { .cmd = ioctl, .func = _func }
 
 static const struct flex_ioctl_desc flex_ioctls[] = {
-	FLEX_IOCTL(FLEX_IOCTL_QUERY, flex_ioctl_query),
-	FLEX_IOCTL(FLEX_IOCTL_REGION_ACQUIRE, flex_ioctl_region_acquire),
-	FLEX_IOCTL(FLEX_IOCTL_REGION_RELEASE, flex_ioctl_region_release),
-	FLEX_IOCTL(FLEX_IOCTL_REGION_INFO, flex_ioctl_region_info),
-	FLEX_IOCTL(FLEX_IOCTL_QUEUE_CREATE, flex_ioctl_queue_create),
-	FLEX_IOCTL(FLEX_IOCTL_QUEUE_DESTROY, flex_ioctl_queue_destroy),
-	FLEX_IOCTL(FLEX_IOCTL_QUEUE_RESET, flex_ioctl_queue_reset),
-	FLEX_IOCTL(FLEX_IOCTL_QUEUE_STATUS, flex_ioctl_queue_status),
-	FLEX_IOCTL(FLEX_IOCTL_SUBMIT, flex_ioctl_submit),
-	FLEX_IOCTL(FLEX_IOCTL_WAIT, flex_ioctl_wait),
-	FLEX_IOCTL(FLEX_IOCTL_FENCE_EXPORT, flex_ioctl_fence_export),
+	FLEX_IOCTL(FLEX_IOCTL_QUERY, flex_query_ioctl),
+	FLEX_IOCTL(FLEX_IOCTL_REGION_ACQUIRE, flex_region_acquire_ioctl),
+	FLEX_IOCTL(FLEX_IOCTL_REGION_RELEASE, flex_region_release_ioctl),
+	FLEX_IOCTL(FLEX_IOCTL_REGION_INFO, flex_region_info_ioctl),
+	FLEX_IOCTL(FLEX_IOCTL_QUEUE_CREATE, flex_queue_create_ioctl),
+	FLEX_IOCTL(FLEX_IOCTL_QUEUE_DESTROY, flex_queue_destroy_ioctl),
+	FLEX_IOCTL(FLEX_IOCTL_QUEUE_RESET, flex_queue_reset_ioctl),
+	FLEX_IOCTL(FLEX_IOCTL_QUEUE_STATUS, flex_queue_status_ioctl),
+	FLEX_IOCTL(FLEX_IOCTL_SUBMIT, flex_submit_ioctl),
+	FLEX_IOCTL(FLEX_IOCTL_WAIT, flex_queue_wait_ioctl),
+	FLEX_IOCTL(FLEX_IOCTL_FENCE_EXPORT, flex_fence_export_ioctl),
 };
 
 /* Large enough for the largest argument structure. */
@@ -140,7 +132,7 @@ static long flex_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	void __user *uarg = (void __user *)arg;
 	const struct flex_ioctl_desc *desc;
 	unsigned int nr = _IOC_NR(cmd);
-	size_t usize = _IOC_SIZE(cmd);
+	struct flex_call call = { .usize = _IOC_SIZE(cmd), .fd = -1 };
 	size_t ksize;
 	u64 kbuf[FLEX_IOCTL_MAX_ARG / sizeof(u64)];
 	int err;
@@ -155,21 +147,28 @@ static long flex_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return -ENOTTY;
 
 	if (_IOC_DIR(cmd) & _IOC_WRITE) {
-		err = copy_struct_from_user(kbuf, ksize, uarg, usize);
+		err = copy_struct_from_user(kbuf, ksize, uarg, call.usize);
 		if (err)
 			return err;
 	} else {
 		memset(kbuf, 0, ksize);
 	}
 
-	err = desc->func(ff, kbuf);
-	if (err)
-		return err;
+	err = desc->func(ff, kbuf, &call);
+	if (!err && (_IOC_DIR(cmd) & _IOC_READ) &&
+	    copy_to_user(uarg, kbuf, min(call.usize, ksize)))
+		err = -EFAULT;
 
-	if ((_IOC_DIR(cmd) & _IOC_READ) &&
-	    copy_to_user(uarg, kbuf, min(usize, ksize)))
-		return -EFAULT;
-	return 0;
+	/* A new fd goes live only once the caller has been told its number. */
+	if (call.file) {
+		if (err) {
+			put_unused_fd(call.fd);
+			fput(call.file);
+		} else {
+			fd_install(call.fd, call.file);
+		}
+	}
+	return err;
 }
 
 static __poll_t flex_poll(struct file *filp, poll_table *wait)
@@ -178,6 +177,55 @@ static __poll_t flex_poll(struct file *filp, poll_table *wait)
 
 	poll_wait(filp, &ff->poll_wq, wait);
 	return flex_queue_poll(ff);
+}
+
+/*
+ * fdinfo: the open file's own usage, for its owner (netlink and sysfs
+ * show per-tenant detail to admins only). Keys follow the DRM usage-stats
+ * style (drm-usage-stats.rst) under a flex- prefix; see
+ * Documentation/flex/uapi.rst.
+ */
+static void flex_show_fdinfo(struct seq_file *m, struct file *filp)
+{
+	struct flex_file *ff = filp->private_data;
+	struct flex_device *fdev = ff->fn->fdev;
+	u64 bytes = 0, resident = 0, submitted = 0, completed = 0, faults = 0;
+	unsigned int nregions = 0, nqueues = 0;
+	struct flex_region *r;
+	struct flex_queue *q;
+	unsigned long id;
+
+	mutex_lock(&fdev->lock);
+	list_for_each_entry(r, &ff->regions, file_link) {
+		nregions++;
+		bytes += r->size;
+		resident += flex_mem_resident(&fdev->mem, r->phys, r->size);
+	}
+	mutex_unlock(&fdev->lock);
+
+	xa_lock(&ff->queues);
+	spin_lock(&fdev->sched_lock);
+	xa_for_each(&ff->queues, id, q) {
+		nqueues++;
+		submitted += q->submitted;
+		completed += q->completed;
+		faults += q->stat_faults;
+	}
+	spin_unlock(&fdev->sched_lock);
+	xa_unlock(&ff->queues);
+
+	seq_printf(m, "flex-driver:\t%s\n", FLEX_DRV_NAME);
+	seq_printf(m, "flex-device:\tflex%u\n", fdev->index);
+	seq_printf(m, "flex-function:\t%s\n", ff->fn->name);
+	seq_printf(m, "flex-regions:\t%u\n", nregions);
+	seq_printf(m, "flex-memory-regions:\t%llu KiB\n", bytes >> 10);
+	seq_printf(m, "flex-memory-resident:\t%llu KiB\n", resident >> 10);
+	seq_printf(m, "flex-queues:\t%u\n", nqueues);
+	seq_printf(m, "flex-cbs-submitted:\t%llu\n", submitted);
+	seq_printf(m, "flex-cbs-completed:\t%llu\n", completed);
+	seq_printf(m, "flex-faults:\t%llu\n", faults);
+	seq_printf(m, "flex-pinned:\t%llu KiB\n",
+		   (u64)atomic64_read(&ff->pinned_pages) << (PAGE_SHIFT - 10));
 }
 
 const struct file_operations flex_fops = {
@@ -189,4 +237,5 @@ const struct file_operations flex_fops = {
 	.mmap = flex_mmap,
 	.poll = flex_poll,
 	.llseek = no_llseek,
+	.show_fdinfo = flex_show_fdinfo,
 };

@@ -5,6 +5,9 @@
  * The defaults model one Spyre-like card: 128 GiB of device memory and
  * lookup tables of 8 entries per VF. Memory sizes accept K/M/G/T suffixes.
  */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
@@ -19,6 +22,7 @@ struct flex_params flex_params = {
 	.lut_entries = 8,
 	.total_vfs = 4,
 	.pf_max_regions = 64,
+	.cb_timeout_ms = 30000,
 };
 
 static int param_set_memsize(const char *val, const struct kernel_param *kp)
@@ -55,6 +59,32 @@ MODULE_PARM_DESC(total_vfs, "VFs each device supports (0-16, default 4)");
 module_param_named(pf_max_regions, flex_params.pf_max_regions, uint, 0444);
 MODULE_PARM_DESC(pf_max_regions, "Most regions the PF holds at once (1-1024, default 64)");
 
+/* A CB's time limit; like amdgpu's lockup_timeout, it can be changed live. */
+static int param_set_cb_timeout(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+	int err = kstrtouint(val, 0, &v);
+
+	if (err)
+		return err;
+	if (v < FLEX_CB_TIMEOUT_MIN_MS || v > FLEX_CB_TIMEOUT_MAX_MS)
+		return -ERANGE;
+	WRITE_ONCE(*(unsigned int *)kp->arg, v);
+	return 0;
+}
+
+static const struct kernel_param_ops param_ops_cb_timeout = {
+	.set = param_set_cb_timeout,
+	.get = param_get_uint,
+};
+module_param_cb(cb_timeout_ms, &param_ops_cb_timeout, &flex_params.cb_timeout_ms, 0644);
+MODULE_PARM_DESC(cb_timeout_ms,
+		 "Longest a CB may run before it faults with FLEX_FAULT_TIMEOUT (10-3600000 ms, default 30000)");
+
+module_param_named(test_hooks, flex_params.test_hooks, bool, 0444);
+MODULE_PARM_DESC(test_hooks,
+		 "Test-only controls in debugfs (engines_paused); never set in production");
+
 struct class *flex_class;
 static dev_t flex_devt;
 static struct flex_device *flex_devices[FLEX_MAX_DEVICES];
@@ -64,18 +94,18 @@ static int flex_check_params(void)
 	const struct flex_params *p = &flex_params;
 
 	if (p->num_devices < 1 || p->num_devices > FLEX_MAX_DEVICES)
-		pr_err(FLEX_DRV_NAME ": num_devices must be 1-%d\n", FLEX_MAX_DEVICES);
+		pr_err("num_devices must be 1-%d\n", FLEX_MAX_DEVICES);
 	else if (p->capacity < FLEX_MIN_CAPACITY || p->capacity > FLEX_MAX_CAPACITY ||
 		 p->capacity & (FLEX_REGION_ALIGN - 1))
-		pr_err(FLEX_DRV_NAME ": capacity must be 64M-1T and a multiple of 2M\n");
+		pr_err("capacity must be 64M-1T and a multiple of 2M\n");
 	else if (p->backing_cap < PAGE_SIZE)
-		pr_err(FLEX_DRV_NAME ": backing_cap must be at least one page\n");
+		pr_err("backing_cap must be at least one page\n");
 	else if (p->lut_entries < 1 || p->lut_entries > FLEX_MAX_LUT_ENTRIES)
-		pr_err(FLEX_DRV_NAME ": lut_entries must be 1-%d\n", FLEX_MAX_LUT_ENTRIES);
+		pr_err("lut_entries must be 1-%d\n", FLEX_MAX_LUT_ENTRIES);
 	else if (p->total_vfs > FLEX_MAX_VFS)
-		pr_err(FLEX_DRV_NAME ": total_vfs must be 0-%d\n", FLEX_MAX_VFS);
+		pr_err("total_vfs must be 0-%d\n", FLEX_MAX_VFS);
 	else if (p->pf_max_regions < 1 || p->pf_max_regions > FLEX_MAX_PF_REGIONS)
-		pr_err(FLEX_DRV_NAME ": pf_max_regions must be 1-%d\n", FLEX_MAX_PF_REGIONS);
+		pr_err("pf_max_regions must be 1-%d\n", FLEX_MAX_PF_REGIONS);
 	else
 		return 0;
 	return -EINVAL;
@@ -132,7 +162,7 @@ static int __init flex_init(void)
 			goto err_devices;
 		flex_nl_device_add(flex_devices[i]);
 	}
-	pr_info(FLEX_DRV_NAME ": %u device(s), %llu MiB each, %u VFs, %u table entries per VF\n",
+	pr_info("%u device(s), %llu MiB each, %u VFs, %u table entries per VF\n",
 		flex_params.num_devices, flex_params.capacity >> 20,
 		flex_params.total_vfs, flex_params.lut_entries);
 	return 0;

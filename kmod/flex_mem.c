@@ -8,6 +8,9 @@
  * 12 GiB regions live in a VM of 1 GiB. Untouched memory reads as zeros;
  * backing beyond flex_params.backing_cap is refused (the access faults).
  */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/genalloc.h>
 #include <linux/highmem.h>
 #include <linux/gfp.h>
@@ -16,8 +19,15 @@
 
 #include "flex_drv.h"
 
+/* The event allocates: never from the engines' signalling path. */
+static void backing_cap_work(struct work_struct *work)
+{
+	flex_nl_backing_cap(container_of(work, struct flex_mem, backing_cap_work));
+}
+
 int flex_mem_init(struct flex_mem *mem, u64 capacity, u64 backing_cap)
 {
+	INIT_WORK(&mem->backing_cap_work, backing_cap_work);
 	mem->base = FLEX_DEVMEM_BASE;
 	mem->capacity = capacity;
 	mem->backing_cap_pages = backing_cap >> PAGE_SHIFT;
@@ -38,6 +48,7 @@ int flex_mem_init(struct flex_mem *mem, u64 capacity, u64 backing_cap)
 
 void flex_mem_fini(struct flex_mem *mem)
 {
+	cancel_work_sync(&mem->backing_cap_work);
 	/* Every region was released with its file: nothing may be left. */
 	WARN_ON(!xa_empty(&mem->pages));
 	xa_destroy(&mem->pages);
@@ -55,7 +66,7 @@ u64 flex_mem_place(struct flex_mem *mem, u64 size)
 }
 
 /* Gives a range back: its backing pages are freed, so it reads as zeros. */
-void flex_mem_unplace(struct flex_mem *mem, u64 phys, u64 size)
+void flex_mem_unplace(struct flex_mem *mem, struct flex_fn *fn, u64 phys, u64 size)
 {
 	unsigned long first = (phys - mem->base) >> PAGE_SHIFT;
 	unsigned long last = first + (size >> PAGE_SHIFT) - 1;
@@ -66,6 +77,7 @@ void flex_mem_unplace(struct flex_mem *mem, u64 phys, u64 size)
 		xa_erase(&mem->pages, idx);
 		put_page(page);
 		atomic64_dec(&mem->resident_pages);
+		atomic64_dec(&fn->resident_pages);
 		clear_bit(0, &mem->backing_cap_hit);
 	}
 	gen_pool_free(mem->pool, phys, size);
@@ -107,11 +119,17 @@ u64 flex_mem_largest_free(struct flex_mem *mem)
 
 /*
  * The host page backing the device page at @phys, allocated (zeroed) on
- * first touch. The caller holds the owning region's lock, which keeps the
- * page from being freed under it. Returns ERR_PTR(-ENOSPC) past the
- * backing cap.
+ * first touch with @gfp: GFP_KERNEL_ACCOUNT from a task (a page fault, a
+ * submission), FLEX_GFP_ENGINE from an engine, which must not wait for
+ * reclaim. Called under the owning region's lock or back_lock (see
+ * flex_region_back() and region_access()), which keeps the page from
+ * being freed under it. The page counts against the device's backing
+ * cap and the backing quota of @fn, the function owning the region.
+ * Returns ERR_PTR(-ENOSPC) past either, ERR_PTR(-ENOMEM) when no page
+ * could be had.
  */
-struct page *flex_mem_page(struct flex_mem *mem, u64 phys)
+struct page *flex_mem_page(struct flex_mem *mem, struct flex_fn *fn, u64 phys,
+			   gfp_t gfp)
 {
 	unsigned long idx = (phys - mem->base) >> PAGE_SHIFT;
 	struct page *page, *old;
@@ -120,30 +138,57 @@ struct page *flex_mem_page(struct flex_mem *mem, u64 phys)
 	if (page)
 		return page;
 
+	if (atomic64_inc_return(&fn->resident_pages) >
+	    READ_ONCE(fn->quota_backing) >> PAGE_SHIFT) {
+		atomic64_dec(&fn->resident_pages);
+		return ERR_PTR(-ENOSPC);
+	}
+
 	if (atomic64_inc_return(&mem->resident_pages) > mem->backing_cap_pages) {
 		atomic64_dec(&mem->resident_pages);
-		pr_warn_ratelimited(FLEX_DRV_NAME ": backing cap of %llu bytes reached\n",
+		atomic64_dec(&fn->resident_pages);
+		pr_warn_ratelimited("backing cap of %llu bytes reached\n",
 				    mem->backing_cap_pages << PAGE_SHIFT);
 		/* Announced once until backing is freed (flex_mem_unplace()). */
 		if (!test_and_set_bit(0, &mem->backing_cap_hit))
-			flex_nl_backing_cap(mem);
+			schedule_work(&mem->backing_cap_work);
 		return ERR_PTR(-ENOSPC);
 	}
-	page = alloc_page(GFP_HIGHUSER | __GFP_ZERO | __GFP_NOWARN);
+	page = alloc_page(gfp | __GFP_HIGHMEM | __GFP_ZERO | __GFP_NOWARN);
 	if (!page) {
 		atomic64_dec(&mem->resident_pages);
+		atomic64_dec(&fn->resident_pages);
 		return ERR_PTR(-ENOMEM);
 	}
-	old = xa_cmpxchg(&mem->pages, idx, NULL, page, GFP_KERNEL);
+	old = xa_cmpxchg(&mem->pages, idx, NULL, page, gfp);
 	if (old) {
 		/* Lost a race with another toucher, or out of memory. */
 		__free_page(page);
 		atomic64_dec(&mem->resident_pages);
+		atomic64_dec(&fn->resident_pages);
 		if (xa_is_err(old))
 			return ERR_PTR(xa_err(old));
 		return old;
 	}
 	return page;
+}
+
+/*
+ * Backs every page of [phys, phys + len) before an engine writes it, so a
+ * write that would pass the backing cap fails before writing anything.
+ */
+int flex_mem_back(struct flex_mem *mem, struct flex_fn *fn, u64 phys, u64 len,
+		  gfp_t gfp)
+{
+	u64 end = phys + len;
+	struct page *page;
+
+	for (phys &= PAGE_MASK; phys < end; phys += PAGE_SIZE) {
+		page = flex_mem_page(mem, fn, phys, gfp);
+		if (IS_ERR(page))
+			return PTR_ERR(page);
+	}
+	return 0;
 }
 
 /* Bytes of [phys, phys + size) backed by host pages now. */
@@ -161,8 +206,8 @@ u64 flex_mem_resident(struct flex_mem *mem, u64 phys, u64 size)
 }
 
 /*
- * Engine access to device memory. The caller holds the owning region's
- * lock for reading and has checked the range against the region.
+ * Engine access to device memory, from region_access(), which holds the
+ * owning region's lock for reading and has checked the range against it.
  */
 int flex_mem_read(struct flex_mem *mem, u64 phys, void *buf, size_t len)
 {
@@ -184,12 +229,13 @@ int flex_mem_read(struct flex_mem *mem, u64 phys, void *buf, size_t len)
 	return 0;
 }
 
-int flex_mem_write(struct flex_mem *mem, u64 phys, const void *buf, size_t len)
+int flex_mem_write(struct flex_mem *mem, struct flex_fn *fn, u64 phys,
+		   const void *buf, size_t len)
 {
 	while (len) {
 		size_t off = offset_in_page(phys);
 		size_t n = min_t(size_t, len, PAGE_SIZE - off);
-		struct page *page = flex_mem_page(mem, phys);
+		struct page *page = flex_mem_page(mem, fn, phys, FLEX_GFP_ENGINE);
 
 		if (IS_ERR(page))
 			return PTR_ERR(page);

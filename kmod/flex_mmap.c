@@ -2,18 +2,21 @@
 /*
  * The mmap-able region area.
  *
- * A region is mapped through the offset its acquire returned (its handle
- * << FLEX_MMAP_SHIFT), only by the open file that owns it, only shared, and
- * only within its bounds. Pages are inserted on fault, backing the device
+ * A region is mapped through the offset its acquire returned (its place in
+ * device memory plus FLEX_MMAP_BIAS), only by the open file that owns it,
+ * only shared, and only within its bounds. Pages are inserted on fault, backing the device
  * page on first touch (flex_mem_page()).
  *
  * Every open file of a device shares one address_space (that of a private
  * pseudo-fs inode, as DRM does), so releasing a region can zap every
  * mapping of it with unmap_mapping_range(), whichever device node or fork
- * the mapping came from. The region's rwsem orders a fault against the
+ * the mapping came from. The region's back_lock orders a fault against the
  * release: either the fault inserts its page before the zap, or it sees the
  * region dead and raises SIGBUS.
  */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/fs.h>
 #include <linux/fs_context.h>
 #include <linux/mm.h>
@@ -79,18 +82,19 @@ static vm_fault_t flex_vm_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct flex_region *r = vma->vm_private_data;
-	pgoff_t first = (pgoff_t)r->handle << (FLEX_MMAP_SHIFT - PAGE_SHIFT);
+	pgoff_t first = flex_region_mmap_offset(r) >> PAGE_SHIFT;
 	u64 offset = (u64)(vmf->pgoff - first) << PAGE_SHIFT;
 	struct page *page;
 	vm_fault_t ret;
 	int err;
 
-	down_read(&r->lock);
+	mutex_lock(&r->back_lock);
 	if (r->dead || offset >= r->size) {
 		ret = VM_FAULT_SIGBUS;
 		goto out;
 	}
-	page = flex_mem_page(&r->fdev->mem, r->phys + offset);
+	page = flex_mem_page(&r->fdev->mem, r->fn, r->phys + offset,
+			     GFP_KERNEL_ACCOUNT);
 	if (IS_ERR(page)) {
 		ret = PTR_ERR(page) == -ENOMEM ? VM_FAULT_OOM : VM_FAULT_SIGBUS;
 		goto out;
@@ -99,7 +103,7 @@ static vm_fault_t flex_vm_fault(struct vm_fault *vmf)
 	/* -EBUSY: another thread of this mm mapped it first. */
 	ret = err && err != -EBUSY ? vmf_error(err) : VM_FAULT_NOPAGE;
 out:
-	up_read(&r->lock);
+	mutex_unlock(&r->back_lock);
 	return ret;
 }
 
@@ -113,9 +117,8 @@ int flex_mmap(struct file *filp, struct vm_area_struct *vma)
 {
 	struct flex_file *ff = filp->private_data;
 	struct flex_device *fdev = ff->fn->fdev;
-	unsigned long handle = vma->vm_pgoff >> (FLEX_MMAP_SHIFT - PAGE_SHIFT);
-	u64 offset = (u64)(vma->vm_pgoff & ((1UL << (FLEX_MMAP_SHIFT - PAGE_SHIFT)) - 1))
-		     << PAGE_SHIFT;
+	u64 start = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	u64 offset = 0;
 	u64 len = vma->vm_end - vma->vm_start;
 	struct flex_region *r;
 	int err = 0;
@@ -125,7 +128,10 @@ int flex_mmap(struct file *filp, struct vm_area_struct *vma)
 		return -EINVAL;
 
 	mutex_lock(&fdev->lock);
-	r = handle <= FLEX_MAX_HANDLE ? xa_load(&fdev->regions, handle) : NULL;
+	/* A mapping may start inside a region. */
+	r = flex_region_by_mmap_offset(fdev, start);
+	if (r)
+		offset = start - flex_region_mmap_offset(r);
 	if (!r || r->owner != ff)
 		err = -EACCES;	/* unknown and foreign look the same */
 	else if (offset >= r->size || len > r->size - offset)
@@ -138,7 +144,12 @@ int flex_mmap(struct file *filp, struct vm_area_struct *vma)
 
 	vma->vm_private_data = r;
 	vma->vm_ops = &flex_vm_ops;
-	/* MIXEDMAP lets the fault handler vm_insert_page() refcounted pages. */
-	vma->vm_flags |= VM_MIXEDMAP | VM_DONTEXPAND | VM_DONTDUMP;
+	/*
+	 * MIXEDMAP lets the fault handler vm_insert_page() refcounted pages.
+	 * VM_IO: device memory. get_user_pages() refuses it, so a DMA CB
+	 * cannot pin a region's backing pages, which would outlive the
+	 * region's release uncounted by the backing cap.
+	 */
+	vma->vm_flags |= VM_MIXEDMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP;
 	return 0;
 }

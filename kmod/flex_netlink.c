@@ -19,11 +19,15 @@
  * the group (genl_has_listeners()), always from process context that may
  * sleep, so with GFP_KERNEL: region events under flex_device.lock (as the
  * table changes; devlink notifies under its lock the same way), queue faults
- * from the engine's work item with no lock held, VF events under
- * sriov_lock, backing-cap events from a page fault or an engine with the
- * region's rwsem held for reading. Sending takes no driver lock, so none of
- * these adds a lock order beyond "driver lock -> netlink internals".
+ * from the engine's work item with no lock held once the faulting CB's
+ * fence has signalled (never on the signalling path), VF events under
+ * sriov_lock, backing-cap events from a work item (flex_mem.c). Sending
+ * takes no driver lock, so none of these adds a lock order beyond "driver
+ * lock -> netlink internals".
  */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/mutex.h>
 #include <linux/sched.h>
 #include <net/genetlink.h>
@@ -46,9 +50,10 @@ static u32 fn_number(const struct flex_fn *fn)
 	return fn->is_vf ? FLEX_NL_FN_VF(fn->vf_index) : FLEX_NL_FN_PF;
 }
 
-/* The function with number @nr, or NULL. Caller holds fdev->lock. */
+/* The function with number @nr, or NULL. */
 static struct flex_fn *fn_by_number(struct flex_device *fdev, u32 nr)
 {
+	lockdep_assert_held(&fdev->lock);
 	if (nr == FLEX_NL_FN_PF)
 		return fdev->pf;
 	if (nr - 1 < fdev->num_vfs)
@@ -56,9 +61,9 @@ static struct flex_fn *fn_by_number(struct flex_device *fdev, u32 nr)
 	return NULL;
 }
 
-/* Caller holds flex_nl_lock. */
 static struct flex_device *dev_by_index(u32 index)
 {
+	lockdep_assert_held(&flex_nl_lock);
 	return index < FLEX_MAX_DEVICES ? flex_nl_devs[index] : NULL;
 }
 
@@ -137,12 +142,12 @@ cancel:
 	return err;
 }
 
-/* Caller holds fdev->lock. */
 static int fill_region(struct sk_buff *skb, struct flex_region *r)
 {
 	struct flex_device *fdev = r->fdev;
 	struct nlattr *nest;
 
+	lockdep_assert_held(&fdev->lock);
 	if (nla_put_u32(skb, FLEX_A_DEVICE_INDEX, fdev->index))
 		return -EMSGSIZE;
 	nest = nla_nest_start(skb, FLEX_A_REGION);
@@ -171,12 +176,13 @@ static int fill_region(struct sk_buff *skb, struct flex_region *r)
 	return 0;
 }
 
-/* Caller holds fdev->lock; @key is the entry's index in fn->table. */
+/* @key is the entry's index in fn->table. */
 static int fill_entry(struct sk_buff *skb, struct flex_fn *fn,
 		      unsigned long key, struct flex_region *r)
 {
 	struct nlattr *nest;
 
+	lockdep_assert_held(&fn->fdev->lock);
 	if (nla_put_u32(skb, FLEX_A_DEVICE_INDEX, fn->fdev->index))
 		return -EMSGSIZE;
 	nest = nla_nest_start(skb, FLEX_A_ENTRY);
@@ -200,11 +206,12 @@ static int fill_entry(struct sk_buff *skb, struct flex_fn *fn,
 	return 0;
 }
 
-/* Caller holds sched_lock. */
 static int fill_fault(struct sk_buff *skb, struct flex_queue *q)
 {
-	struct nlattr *nest = nla_nest_start(skb, FLEX_QUEUE_A_FAULT);
+	struct nlattr *nest;
 
+	lockdep_assert_held(&q->fdev->sched_lock);
+	nest = nla_nest_start(skb, FLEX_QUEUE_A_FAULT);
 	if (!nest)
 		return -EMSGSIZE;
 	if (nla_put_u32(skb, FLEX_FAULT_A_CODE, q->fault.code) ||
@@ -703,7 +710,12 @@ static const struct nla_policy table_get_policy[FLEX_A_TABLE_INDEX + 1] = {
 	[FLEX_A_TABLE_INDEX]	= { .type = NLA_U32 },
 };
 
-/* No GENL_ADMIN_PERM: reading is for everyone, nothing here changes state. */
+/*
+ * Devices are for everyone to read; regions, queues and lookup tables carry
+ * per-tenant detail (pids, command names, addresses, fault user data), so
+ * only an admin (CAP_NET_ADMIN) may read them; an owner sees its own in
+ * the fdinfo of its open file.
+ */
 static const struct genl_ops flex_nl_ops[] = {
 	{
 		.cmd = FLEX_CMD_DEVICE_GET,
@@ -714,6 +726,7 @@ static const struct genl_ops flex_nl_ops[] = {
 	},
 	{
 		.cmd = FLEX_CMD_REGION_GET,
+		.flags = GENL_ADMIN_PERM,
 		.doit = region_get_doit,
 		.dumpit = region_get_dumpit,
 		.policy = region_get_policy,
@@ -721,6 +734,7 @@ static const struct genl_ops flex_nl_ops[] = {
 	},
 	{
 		.cmd = FLEX_CMD_QUEUE_GET,
+		.flags = GENL_ADMIN_PERM,
 		.doit = queue_get_doit,
 		.dumpit = queue_get_dumpit,
 		.policy = queue_get_policy,
@@ -728,6 +742,7 @@ static const struct genl_ops flex_nl_ops[] = {
 	},
 	{
 		.cmd = FLEX_CMD_TABLE_GET,
+		.flags = GENL_ADMIN_PERM,
 		.doit = table_get_doit,
 		.dumpit = table_get_dumpit,
 		.policy = table_get_policy,
@@ -736,7 +751,9 @@ static const struct genl_ops flex_nl_ops[] = {
 };
 
 static const struct genl_multicast_group flex_nl_mcgrps[] = {
-	[FLEX_NL_MCGRP_EVENTS] = { .name = FLEX_GENL_MCGRP_EVENTS },
+	/* Events name tenants and their faults: admins only, as the ops. */
+	[FLEX_NL_MCGRP_EVENTS] = { .name = FLEX_GENL_MCGRP_EVENTS,
+				   .flags = GENL_MCAST_CAP_NET_ADMIN },
 };
 
 static struct genl_family flex_nl_family __ro_after_init = {
@@ -791,9 +808,10 @@ static void flex_nl_event(u8 cmd, int (*fill)(struct sk_buff *, void *),
 			  GFP_KERNEL);
 }
 
-/* Caller holds fdev->lock; @r is in the tables. */
+/* @r is in the tables. */
 void flex_nl_region_event(struct flex_region *r, bool acquired)
 {
+	lockdep_assert_held(&r->fdev->lock);
 	might_sleep();
 	if (flex_nl_listening())
 		flex_nl_event(acquired ? FLEX_CMD_REGION_ACQUIRED_NTF :
@@ -823,12 +841,13 @@ static int fill_vfs(struct sk_buff *skb, void *arg)
 	return 0;
 }
 
-/* Caller holds sriov_lock; @num_vfs were enabled, or were until now. */
+/* @num_vfs were enabled, or were until now. */
 void flex_nl_vfs_event(struct flex_device *fdev, bool enabled,
 		       unsigned int num_vfs)
 {
 	struct vfs_arg v = { .index = fdev->index, .num_vfs = num_vfs };
 
+	lockdep_assert_held(&fdev->sriov_lock);
 	might_sleep();
 	if (flex_nl_listening())
 		flex_nl_event(enabled ? FLEX_CMD_VFS_ENABLED_NTF :
@@ -861,9 +880,9 @@ static int fill_backing_cap(struct sk_buff *skb, void *arg)
 }
 
 /*
- * Backing was refused at the cap, from a page fault or an engine (process
- * context, a region's rwsem held for reading). flex_mem_page() calls this
- * once per time the cap is reached (see flex_mem.backing_cap_hit).
+ * Backing was refused at the cap: from flex_mem's work item, queued by
+ * flex_mem_page() once per time the cap is reached (see
+ * flex_mem.backing_cap_hit), so never from an engine's signalling path.
  */
 void flex_nl_backing_cap(struct flex_mem *mem)
 {

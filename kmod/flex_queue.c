@@ -8,6 +8,9 @@
  * "every CB up to seqno has run"; each CB also has a dma_fence, which is
  * what WAIT CBs, waiters and exported sync_files wait on.
  */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/dma-fence.h>
 #include <linux/file.h>
 #include <linux/jiffies.h>
@@ -42,17 +45,22 @@ void flex_file_init_queues(struct flex_file *ff)
 	atomic64_set(&ff->pinned_pages, 0);
 }
 
-int flex_queue_create(struct flex_file *ff, struct flex_queue_create *args)
+int flex_queue_create_ioctl(struct flex_file *ff, void *data, struct flex_call *call)
 {
+	struct flex_queue_create *args = data;
 	struct flex_device *fdev = ff->fn->fdev;
 	struct flex_queue *q;
+	u32 id;
 	int err;
 
 	if (args->flags || args->priority > FLEX_QUEUE_PRIO_HIGH ||
 	    args->depth > FLEX_QUEUE_MAX_DEPTH)
 		return -EINVAL;
+	/* Above-normal priority can starve other tenants: as DRM drivers do. */
+	if (args->priority > FLEX_QUEUE_PRIO_NORMAL && !capable(CAP_SYS_NICE))
+		return -EACCES;
 
-	q = kzalloc(sizeof(*q), GFP_KERNEL);
+	q = kzalloc(sizeof(*q), GFP_KERNEL_ACCOUNT);
 	if (!q)
 		return -ENOMEM;
 	kref_init(&q->ref);
@@ -62,31 +70,36 @@ int flex_queue_create(struct flex_file *ff, struct flex_queue_create *args)
 	q->depth = args->depth ?: FLEX_QUEUE_DEFAULT_DEPTH;
 	q->fence_context = dma_fence_context_alloc(1);
 	INIT_LIST_HEAD(&q->pending);
+	INIT_LIST_HEAD(&q->sched_link);
 	init_waitqueue_head(&q->wq);
-
 	q->owner_tgid = task_tgid_nr(current);
 	get_task_comm(q->owner_comm, current);
 
 	/*
-	 * The device-wide handle (netlink's view) first: until the file's
-	 * table holds the queue no ioctl can reach it, so a failure below
-	 * can still simply free it.
+	 * Reserve the file's id (a reserved entry reads as NULL, so no ioctl
+	 * finds the queue yet), finish the queue, and only then publish it:
+	 * to netlink, to the scheduler, and last to the file's table. From
+	 * that store on another thread may destroy it, so q is not touched
+	 * again.
 	 */
-	err = xa_alloc_cyclic(&fdev->queues, &q->handle, q, XA_LIMIT(1, INT_MAX),
-			      &fdev->next_queue_handle, GFP_KERNEL);
-	if (err < 0) {
-		kfree(q);
-		return err;
-	}
-	err = xa_alloc(&ff->queues, &q->id, q, XA_LIMIT(1, FLEX_MAX_QUEUES),
+	err = xa_alloc(&ff->queues, &id, NULL, XA_LIMIT(1, FLEX_MAX_QUEUES),
 		       GFP_KERNEL);
 	if (err) {
-		xa_erase(&fdev->queues, q->handle);
 		kfree(q);
 		return err == -EBUSY ? -ENOSPC : err;
 	}
+	q->id = id;
+	err = xa_alloc_cyclic(&fdev->queues, &q->handle, q, XA_LIMIT(1, INT_MAX),
+			      &fdev->next_queue_handle, GFP_KERNEL);
+	if (err < 0) {
+		xa_release(&ff->queues, id);
+		kfree(q);
+		return err;
+	}
 	flex_sched_add_queue(q);
-	args->queue_id = q->id;
+	/* Replacing a reserved entry allocates nothing and cannot fail. */
+	WARN_ON(xa_is_err(xa_store(&ff->queues, id, q, GFP_KERNEL)));
+	args->queue_id = id;
 	return 0;
 }
 
@@ -100,7 +113,12 @@ static bool queue_idle(struct flex_queue *q)
 	return idle;
 }
 
-/* The queue is out of the file's table: cancel, drain, unlink, put. */
+/*
+ * The queue is out of the file's table: stop it, cancel, unlink, put.
+ * Marking it dying makes its running CB stop at its next check
+ * (flex_job_check()), so the wait is short. What is queued is cancelled
+ * only once the running CB has signalled: fences signal in seqno order.
+ */
 static void queue_teardown(struct flex_queue *q)
 {
 	spin_lock(&q->fdev->sched_lock);
@@ -108,17 +126,17 @@ static void queue_teardown(struct flex_queue *q)
 	spin_unlock(&q->fdev->sched_lock);
 	wake_up_all(&q->wq);	/* blocked submitters give up */
 
-	flex_sched_cancel_pending(q);
-	/* A running CB is bounded work: DMA of FLEX_DMA_MAX_SIZE, ISA limits. */
 	wait_event(q->wq, queue_idle(q));
+	flex_sched_cancel_pending(q);
 	/* Netlink reads queues under this xa_lock: after it, none does. */
 	xa_erase(&q->fdev->queues, q->handle);
 	flex_sched_remove_queue(q);
 	kref_put(&q->ref, flex_queue_free);
 }
 
-int flex_queue_destroy(struct flex_file *ff, struct flex_queue_op *args)
+int flex_queue_destroy_ioctl(struct flex_file *ff, void *data, struct flex_call *call)
 {
+	struct flex_queue_op *args = data;
 	struct flex_queue *q;
 
 	if (args->flags)
@@ -142,8 +160,9 @@ void flex_file_release_queues(struct flex_file *ff)
 	xa_destroy(&ff->queues);
 }
 
-int flex_queue_reset(struct flex_file *ff, struct flex_queue_op *args)
+int flex_queue_reset_ioctl(struct flex_file *ff, void *data, struct flex_call *call)
 {
+	struct flex_queue_op *args = data;
 	struct flex_queue *q;
 	int err = 0;
 
@@ -168,11 +187,12 @@ int flex_queue_reset(struct flex_file *ff, struct flex_queue_op *args)
 	return err;
 }
 
-int flex_queue_status(struct flex_file *ff, struct flex_queue_status *s)
+int flex_queue_status_ioctl(struct flex_file *ff, void *data, struct flex_call *call)
 {
+	struct flex_queue_status *s = data;
 	struct flex_queue *q;
 
-	if (s->flags)
+	if (s->flags & ~FLEX_STATUS_ACK || s->pad)
 		return -EINVAL;
 	q = flex_queue_get(ff, s->queue_id);
 	if (!q)
@@ -189,26 +209,58 @@ int flex_queue_status(struct flex_file *ff, struct flex_queue_status *s)
 	s->fault_opcode = q->fault_opcode;
 	s->fault_insn = q->fault.insn;
 	s->fault_addr = q->fault.addr;
-	q->poll_mark = q->completed;
+	s->fault_flags = q->faulted && q->fault.addr_valid ? FLEX_FAULT_ADDR_VALID : 0;
+	if (s->flags & FLEX_STATUS_ACK)
+		q->poll_mark = q->completed;
 	spin_unlock(&q->fdev->sched_lock);
 	kref_put(&q->ref, flex_queue_free);
 	return 0;
 }
 
+/* Remembers that CBs @lo..@hi failed with @err. */
+void flex_queue_record_fault(struct flex_queue *q, u64 lo, u64 hi, int err)
+{
+	struct flex_fault_range *slot = &q->history[q->nr_history % FLEX_FAULT_HISTORY];
+
+	lockdep_assert_held(&q->fdev->sched_lock);
+	if (q->nr_history >= FLEX_FAULT_HISTORY) {
+		q->lost_hi = slot->hi;
+		q->lost_err = slot->err;
+	}
+	*slot = (struct flex_fault_range){ .lo = lo, .hi = hi, .err = err };
+	q->nr_history++;
+}
+
+/*
+ * The result of completed CB @seqno: 0, or the errno of the fault that
+ * failed it (itself, or one before it that cancelled it), even after the
+ * queue was reset.
+ */
+int flex_queue_seqno_result(struct flex_queue *q, u64 seqno)
+{
+	u32 i, n = min_t(u32, q->nr_history, FLEX_FAULT_HISTORY);
+
+	lockdep_assert_held(&q->fdev->sched_lock);
+	for (i = 0; i < n; i++)
+		if (q->history[i].lo <= seqno && seqno <= q->history[i].hi)
+			return q->history[i].err;
+	return seqno <= q->lost_hi ? q->lost_err : 0;
+}
+
 /*
  * Where CB @seqno stands. Returns 1 and its result in *result when it has
  * completed; 0 and a reference to its fence when it has not; -errno.
- * Caller holds sched_lock.
  */
 static int seqno_state(struct flex_queue *q, u64 seqno, int *result,
 		       struct dma_fence **fence)
 {
 	struct flex_job *j;
 
+	lockdep_assert_held(&q->fdev->sched_lock);
 	if (!seqno || seqno > q->submitted)
 		return -EINVAL;
 	if (seqno <= q->completed) {
-		*result = q->faulted && q->fault_seqno <= seqno ? q->fault_errno : 0;
+		*result = flex_queue_seqno_result(q, seqno);
 		return 1;
 	}
 	if (q->running && q->running->fence.seqno == seqno) {
@@ -226,15 +278,19 @@ static int seqno_state(struct flex_queue *q, u64 seqno, int *result,
 
 static long abs_timeout_to_jiffies(s64 timeout_ns)
 {
-	s64 left = timeout_ns - ktime_get_ns();
+	s64 now = ktime_get_ns();
+	u64 left;
 
-	if (left <= 0)
+	/* Compare before subtracting: INT64_MIN - now would wrap. */
+	if (timeout_ns <= now)
 		return 0;
+	left = (u64)timeout_ns - (u64)now;
 	return min_t(u64, nsecs_to_jiffies64(left) + 1, MAX_SCHEDULE_TIMEOUT - 1);
 }
 
-int flex_queue_wait(struct flex_file *ff, struct flex_wait *args)
+int flex_queue_wait_ioctl(struct flex_file *ff, void *data, struct flex_call *call)
 {
+	struct flex_wait *args = data;
 	struct dma_fence *fence = NULL;
 	struct flex_queue *q;
 	int state, result = 0;
@@ -275,13 +331,17 @@ int flex_queue_wait(struct flex_file *ff, struct flex_wait *args)
 	return result;
 }
 
-int flex_fence_export(struct flex_file *ff, struct flex_fence_export *args)
+int flex_fence_export_ioctl(struct flex_file *ff, void *data, struct flex_call *call)
 {
+	struct flex_fence_export *args = data;
 	struct dma_fence *fence = NULL;
 	struct sync_file *sync;
 	struct flex_queue *q;
 	int state, result, fd;
 
+	/* The caller must be able to learn the fd it gets. */
+	if (call->usize < offsetofend(struct flex_fence_export, fd))
+		return -EINVAL;
 	if (args->flags || args->pad)
 		return -EINVAL;
 	q = flex_queue_get(ff, args->queue_id);
@@ -303,10 +363,16 @@ int flex_fence_export(struct flex_file *ff, struct flex_fence_export *args)
 	if (state < 0)
 		return state;
 	if (state == 1) {
-		/* Completed and its fence may be gone: a signalled stand-in. */
+		/*
+		 * Completed, and its fence may be gone: a signalled stand-in
+		 * that carries the CB's result. Nobody else holds the stub yet,
+		 * so its error can still be set (dma_fence_set_error() refuses
+		 * a signalled fence).
+		 */
 		fence = dma_fence_allocate_private_stub(ktime_get());
 		if (!fence)
 			return -ENOMEM;
+		fence->error = result;
 	}
 
 	fd = get_unused_fd_flags(O_CLOEXEC);
@@ -320,7 +386,9 @@ int flex_fence_export(struct flex_file *ff, struct flex_fence_export *args)
 		put_unused_fd(fd);
 		return -ENOMEM;
 	}
-	fd_install(fd, sync->file);
+	/* Installed by the dispatcher once args->fd has been copied out. */
+	call->file = sync->file;
+	call->fd = fd;
 	args->fd = fd;
 	return 0;
 }

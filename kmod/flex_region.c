@@ -9,6 +9,9 @@
  * the PF the region_id is the physical address, and the table is an index
  * from address to region, capped at flex_params.pf_max_regions.
  */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -20,11 +23,18 @@ static unsigned long pf_table_key(const struct flex_device *fdev, u64 phys)
 	return (phys - fdev->mem.base) >> FLEX_REGION_ALIGN_SHIFT;
 }
 
-/* Caller holds fdev->lock, or the region lives in an open file it owns. */
+/* The region whose mapping covers mmap offset @offset (in bytes), or NULL. */
+struct flex_region *flex_region_by_mmap_offset(struct flex_device *fdev, u64 offset)
+{
+	lockdep_assert_held(&fdev->lock);
+	return mtree_load(&fdev->by_offset, offset);
+}
+
 struct flex_region *flex_fn_lookup(struct flex_fn *fn, u64 region_id)
 {
 	struct flex_mem *mem = &fn->fdev->mem;
 
+	lockdep_assert_held(&fn->fdev->lock);
 	if (fn->is_vf)
 		return region_id < fn->table_size ?
 			xa_load(&fn->table, region_id) : NULL;
@@ -79,35 +89,53 @@ static void table_remove(struct flex_fn *fn, struct flex_region *r)
 }
 
 /*
- * Tear a region down: out of the table (the device can no longer reach it),
- * out of every mapping, backing freed, out of sysfs. Caller holds fdev->lock.
- * The struct itself goes with the last reference (a mapping may hold one).
+ * Tearing a region down takes two steps. region_unpublish(), under
+ * fdev->lock: out of the table and every lookup, so no ioctl, mmap() or
+ * netlink request finds it again. region_finish(), with no device-wide
+ * lock held: dead for page faults (back_lock) and for the engines (lock;
+ * taking it for writing waits for an engine's current chunk, never with
+ * fdev->lock held), out of every mapping, its memory given back, out of
+ * sysfs. The struct goes with the last reference (a mapping or a queued CB
+ * may hold one).
  */
-static void region_destroy(struct flex_region *r)
+static void region_unpublish(struct flex_region *r)
 {
 	struct flex_device *fdev = r->fdev;
 
+	lockdep_assert_held(&fdev->lock);
 	flex_nl_region_event(r, false);	/* still as it was */
 	table_remove(r->fn, r);
+	r->fn->used -= r->size;
 	xa_erase(&fdev->regions, r->handle);
-	list_del(&r->file_link);
+	mtree_erase(&fdev->by_offset, flex_region_mmap_offset(r));
+	list_del_init(&r->file_link);
+}
 
+static void region_finish(struct flex_region *r)
+{
+	struct flex_device *fdev = r->fdev;
+
+	mutex_lock(&r->back_lock);
+	WRITE_ONCE(r->dead, true);
+	mutex_unlock(&r->back_lock);
+	/* An engine inside a chunk finishes it; later chunks see dead. */
 	down_write(&r->lock);
-	r->dead = true;
 	up_write(&r->lock);
 	unmap_mapping_range(fdev->inode->i_mapping, flex_region_mmap_offset(r),
 			    r->size, 1);
 
-	flex_mem_unplace(&fdev->mem, r->phys, r->size);
+	flex_mem_unplace(&fdev->mem, r->fn, r->phys, r->size);
 	kobject_del(&r->kobj);
 	kobject_put(&r->kobj);
 }
 
-int flex_region_acquire(struct flex_file *ff, struct flex_region_acquire *args)
+int flex_region_acquire_ioctl(struct flex_file *ff, void *data, struct flex_call *call)
 {
+	struct flex_region_acquire *args = data;
 	struct flex_fn *fn = ff->fn;
 	struct flex_device *fdev = fn->fdev;
 	struct flex_region *r;
+	u64 quota;
 	int err;
 
 	if (args->flags || args->pad || args->pad2)
@@ -117,11 +145,13 @@ int flex_region_acquire(struct flex_file *ff, struct flex_region_acquire *args)
 	if (args->size > fdev->mem.capacity)
 		return -E2BIG;
 
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
 	if (!r)
 		return -ENOMEM;
 	kobject_init(&r->kobj, &flex_region_ktype);
 	init_rwsem(&r->lock);
+	mutex_init(&r->back_lock);
+	INIT_LIST_HEAD(&r->file_link);
 	r->fdev = fdev;
 	r->fn = fn;
 	r->owner = ff;
@@ -132,6 +162,11 @@ int flex_region_acquire(struct flex_file *ff, struct flex_region_acquire *args)
 	mutex_lock(&fdev->lock);
 	if (fn->nr_regions >= fn->table_size) {
 		err = -ENOSPC;
+		goto err_unlock;
+	}
+	quota = READ_ONCE(fn->quota_capacity);
+	if (r->size > quota - min(fn->used, quota)) {
+		err = -EDQUOT;
 		goto err_unlock;
 	}
 	r->phys = flex_mem_place(&fdev->mem, r->size);
@@ -147,36 +182,43 @@ int flex_region_acquire(struct flex_file *ff, struct flex_region_acquire *args)
 			      GFP_KERNEL);
 	if (err < 0)
 		goto err_untable;
-	err = kobject_add(&r->kobj, fdev->regions_kobj, "%u", r->handle);
+	err = mtree_insert_range(&fdev->by_offset, flex_region_mmap_offset(r),
+				 flex_region_mmap_offset(r) + r->size - 1, r, GFP_KERNEL);
 	if (err)
 		goto err_unhandle;
+	err = kobject_add(&r->kobj, fdev->regions_kobj, "%u", r->handle);
+	if (err)
+		goto err_unoffset;
 	list_add_tail(&r->file_link, &ff->regions);
+	fn->used += r->size;
 	flex_nl_region_event(r, true);
-	mutex_unlock(&fdev->lock);
-
+	/* Once the lock is dropped another thread may release the region. */
 	args->region_id = r->region_id;
 	args->mmap_offset = flex_region_mmap_offset(r);
 	args->handle = r->handle;
 	args->lut_index = r->lut_index;
+	mutex_unlock(&fdev->lock);
 	return 0;
 
+err_unoffset:
+	mtree_erase(&fdev->by_offset, flex_region_mmap_offset(r));
 err_unhandle:
 	xa_erase(&fdev->regions, r->handle);
 err_untable:
 	table_remove(fn, r);
 err_unplace:
-	flex_mem_unplace(&fdev->mem, r->phys, r->size);
+	flex_mem_unplace(&fdev->mem, r->fn, r->phys, r->size);
 err_unlock:
 	mutex_unlock(&fdev->lock);
 	kobject_put(&r->kobj);
 	return err;
 }
 
-int flex_region_release(struct flex_file *ff, struct flex_region_release *args)
+int flex_region_release_ioctl(struct flex_file *ff, void *data, struct flex_call *call)
 {
+	struct flex_region_release *args = data;
 	struct flex_device *fdev = ff->fn->fdev;
 	struct flex_region *r;
-	int err = 0;
 
 	if (args->flags || args->pad)
 		return -EINVAL;
@@ -184,15 +226,17 @@ int flex_region_release(struct flex_file *ff, struct flex_region_release *args)
 	mutex_lock(&fdev->lock);
 	r = file_lookup(ff, args->region_id);
 	if (r)
-		region_destroy(r);
-	else
-		err = -ENOENT;
+		region_unpublish(r);
 	mutex_unlock(&fdev->lock);
-	return err;
+	if (!r)
+		return -ENOENT;
+	region_finish(r);
+	return 0;
 }
 
-int flex_region_info(struct flex_file *ff, struct flex_region_info *args)
+int flex_region_info_ioctl(struct flex_file *ff, void *data, struct flex_call *call)
 {
+	struct flex_region_info *args = data;
 	struct flex_device *fdev = ff->fn->fdev;
 	struct flex_region *r;
 	int err = 0;
@@ -220,11 +264,19 @@ void flex_file_release_regions(struct flex_file *ff)
 {
 	struct flex_device *fdev = ff->fn->fdev;
 	struct flex_region *r, *tmp;
+	LIST_HEAD(gone);
 
 	mutex_lock(&fdev->lock);
-	list_for_each_entry_safe(r, tmp, &ff->regions, file_link)
-		region_destroy(r);
+	list_for_each_entry_safe(r, tmp, &ff->regions, file_link) {
+		region_unpublish(r);
+		list_add_tail(&r->file_link, &gone);
+	}
 	mutex_unlock(&fdev->lock);
+
+	list_for_each_entry_safe(r, tmp, &gone, file_link) {
+		list_del_init(&r->file_link);
+		region_finish(r);
+	}
 }
 
 /*
@@ -262,13 +314,44 @@ static int region_access(struct flex_region *r, u64 offset, void *buf,
 	if (offset > r->size || len > r->size - offset)
 		return -ERANGE;
 	down_read(&r->lock);
-	if (r->dead)
+	if (READ_ONCE(r->dead))
 		err = -ENXIO;
 	else if (write)
-		err = flex_mem_write(&r->fdev->mem, r->phys + offset, buf, len);
+		err = flex_mem_write(&r->fdev->mem, r->fn, r->phys + offset, buf, len);
 	else
 		err = flex_mem_read(&r->fdev->mem, r->phys + offset, buf, len);
 	up_read(&r->lock);
+	return err;
+}
+
+/*
+ * Backs [offset, offset + len) of the region before it is written: from a
+ * task (a submission) with GFP_KERNEL_ACCOUNT under back_lock, from an
+ * engine (before an instruction writes its output, so that a write past
+ * the backing cap writes nothing) with FLEX_GFP_ENGINE under lock.
+ * -ENXIO once the region is dead, -ERANGE outside it.
+ */
+int flex_region_back(struct flex_region *r, u64 offset, u64 len, bool engine)
+{
+	struct flex_mem *mem = &r->fdev->mem;
+	int err = -ENXIO;
+
+	if (offset > r->size || len > r->size - offset)
+		return -ERANGE;
+	if (engine) {
+		down_read(&r->lock);
+		if (!READ_ONCE(r->dead))
+			err = flex_mem_back(mem, r->fn, r->phys + offset, len,
+					    FLEX_GFP_ENGINE);
+		up_read(&r->lock);
+	} else {
+		/* Best effort: a memory cgroup at its limit fails it, no OOM kill. */
+		mutex_lock(&r->back_lock);
+		if (!r->dead)
+			err = flex_mem_back(mem, r->fn, r->phys + offset, len,
+					    GFP_KERNEL_ACCOUNT | __GFP_NORETRY);
+		mutex_unlock(&r->back_lock);
+	}
 	return err;
 }
 

@@ -10,10 +10,33 @@
  * of another. A WAIT CB is ready once the CB it waits for has signalled;
  * until then a callback on that fence kicks the engines.
  *
+ * The fence-signalling critical path runs from picking a CB to signalling
+ * its fence (dma_fence_begin_signalling() marks it for lockdep): it neither
+ * allocates with reclaim nor takes a lock that is held around such an
+ * allocation. What a CB holds (pins, region references) is dropped after
+ * its fence signals; fault events are sent after that too.
+ *
+ * A running CB checks flex_job_check() between instructions and inside
+ * long loops: a dying queue cancels it (its file is closing or the queue is
+ * being destroyed) and a CB running longer than cb_timeout_ms faults with
+ * FLEX_FAULT_TIMEOUT, so teardown never waits long and no tenant holds an
+ * engine for long.
+ *
+ * Fences of one queue (one fence context) signal in seqno order on every
+ * path: completion, a fault cancelling what is queued behind it, and
+ * teardown, which cancels the queued CBs only once the running one has
+ * signalled.
+ *
  * Lock order: sched_lock, then a fence's lock (arming a callback). Fences
  * are signalled with sched_lock dropped.
  */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/jiffies.h>
+#include <linux/memcontrol.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 
 #include "flex_drv.h"
@@ -48,32 +71,65 @@ static bool dep_ready(struct flex_job *job)
 	return false;
 }
 
+/*
+ * How much engine time a function that was idle may claim ahead of the
+ * others when it comes back: without a bound it would have the engines to
+ * itself until its vtime caught up.
+ */
+#define FLEX_SCHED_SLACK_NS	(50 * NSEC_PER_MSEC)
+
+/* A function's engine time as the scheduler weighs it. */
+static u64 fn_vtime(const struct flex_device *fdev, const struct flex_fn *fn)
+{
+	return max(fn->vtime, fdev->vclock - min(fdev->vclock, FLEX_SCHED_SLACK_NS));
+}
+
+/*
+ * Picks the next CB for engine @id. The highest priority with a ready CB
+ * wins (above-normal priority needs CAP_SYS_NICE); within it, the function
+ * (PF or VF) that has had the least engine time, so tenants share the
+ * device fairly however many queues each has; within a function, its
+ * queues take turns.
+ */
 static struct flex_job *pick_job(struct flex_device *fdev, enum flex_engine_id id)
 {
-	struct flex_queue *q;
-	struct flex_job *job;
+	struct flex_queue *q, *best = NULL;
+	struct flex_job *job, *best_job = NULL;
+	u64 vt, best_vt = 0;
 	int prio;
 
 	lockdep_assert_held(&fdev->sched_lock);
 	if (fdev->engines_paused)
 		return NULL;
-	for (prio = FLEX_NR_PRIORITIES - 1; prio >= 0; prio--) {
+	for (prio = FLEX_NR_PRIORITIES - 1; prio >= 0 && !best; prio--) {
 		list_for_each_entry(q, &fdev->sched_queues[prio], sched_link) {
-			if (q->running || list_empty(&q->pending))
+			if (q->running || q->dying || list_empty(&q->pending))
 				continue;
 			job = list_first_entry(&q->pending, struct flex_job, link);
 			if (job->engine != FLEX_NR_ENGINES && job->engine != id)
 				continue;
 			if (job->dep && !dep_ready(job))
 				continue;
-			list_del(&job->link);
-			q->running = job;
-			/* Round robin among queues of one priority. */
-			list_move_tail(&q->sched_link, &fdev->sched_queues[prio]);
-			return job;
+			vt = fn_vtime(fdev, q->ff->fn);
+			if (!best || vt < best_vt) {
+				best = q;
+				best_job = job;
+				best_vt = vt;
+			}
 		}
 	}
-	return NULL;
+	if (!best)
+		return NULL;
+	list_del(&best_job->link);
+	best->running = best_job;
+	best_job->started = ktime_get_ns();
+	best_job->deadline = jiffies +
+		msecs_to_jiffies(READ_ONCE(flex_params.cb_timeout_ms));
+	best->ff->fn->vtime = best_vt;
+	fdev->vclock = max(fdev->vclock, best_vt);
+	/* Its turn is over: the queues of its function after it go first. */
+	list_move_tail(&best->sched_link, &fdev->sched_queues[best->priority]);
+	return best_job;
 }
 
 static int run_job(struct flex_job *job)
@@ -86,62 +142,118 @@ static int run_job(struct flex_job *job)
 		return flex_compute_run(job);
 	case FLEX_CB_WAIT:
 		if (job->dep_failed || (job->dep && job->dep->error))
-			return flex_job_fault(job, -EPIPE, 0, 0);
+			return flex_job_fault(job, -EPIPE, FLEX_NO_REGION, 0);
 		return 0;
 	default:
 		return 0;
 	}
 }
 
-/* Signals a job's fence, with @err, and drops what it holds. */
-static void job_finish(struct flex_job *job, int err)
+/*
+ * Cancellation and timeout, checked by a running CB between instructions
+ * and inside long loops. Returns 0 to go on, -ECANCELED when its queue is
+ * being torn down, or the timeout fault.
+ */
+int flex_job_check(struct flex_job *job)
 {
-	flex_job_release_resources(job);
+	if (READ_ONCE(job->q->dying))
+		return -ECANCELED;
+	if (time_after(jiffies, job->deadline))
+		return flex_job_fault(job, -ETIMEDOUT, FLEX_NO_REGION, 0);
+	return 0;
+}
+
+/* Signals a job's fence with @err; on the fence-signalling path. */
+static void job_signal(struct flex_job *job, int err)
+{
 	if (err)
 		dma_fence_set_error(&job->fence, err);
 	dma_fence_signal(&job->fence);
+}
+
+/* After signalling: drop what the job holds, and the engine's reference. */
+static void job_retire(struct flex_job *job)
+{
+	flex_job_release_resources(job);
 	dma_fence_put(&job->fence);
 }
 
 /*
- * The queue stays busy (q->running set) until the very end, so queue
- * teardown, which waits for it to be idle and then frees the queue and
- * maybe its file, cannot run while this still touches either. Returns
- * whether the queue's next CB is for the other engine, which must be kicked.
+ * Signals @job and then @cancelled (the CBs queued behind it, in order),
+ * and only then releases what they held: seqno order within the context,
+ * and nothing that may sleep on reclaim before the last signal.
  */
-static bool job_complete(struct flex_job *job, int err, enum flex_engine_id id)
+static void signal_in_order(struct flex_job *job, int err, struct list_head *cancelled)
+{
+	struct flex_job *c;
+
+	if (job)
+		job_signal(job, err);
+	list_for_each_entry(c, cancelled, link)
+		job_signal(c, -ECANCELED);
+}
+
+static void retire_all(struct flex_job *job, struct list_head *cancelled)
+{
+	struct flex_job *c, *tmp;
+
+	if (job)
+		job_retire(job);
+	list_for_each_entry_safe(c, tmp, cancelled, link) {
+		list_del(&c->link);
+		job_retire(c);
+	}
+}
+
+/*
+ * Completes the running @job of its queue: signals it and the CBs a fault
+ * cancels behind it, ends the signalling section (@cookie), then releases
+ * what they held and reports a fault. The queue stays busy (q->running
+ * set) until the very end, so queue teardown, which waits for it to be
+ * idle before cancelling what is queued and freeing the queue (and maybe
+ * its file), can neither signal a later fence first nor run while this
+ * still touches either. Returns whether the queue's next CB is for the
+ * other engine, which must be kicked.
+ */
+static bool job_complete(struct flex_job *job, int err, enum flex_engine_id id,
+			 bool cookie)
 {
 	struct flex_queue *q = job->q;
 	struct flex_device *fdev = q->fdev;
-	struct flex_job *c, *tmp, *next;
+	bool fault_event = false;
+	struct flex_job *next;
 	LIST_HEAD(cancelled);
 	bool other;
 
 	spin_lock(&fdev->sched_lock);
+	q->ff->fn->vtime += ktime_get_ns() - job->started;
 	q->nr_jobs--;
 	q->completed = job->fence.seqno;
 	if (err) {
 		/* Sticky: record it, and nothing queued behind it runs. */
-		q->faulted = true;
-		q->fault = job->fault;
-		q->fault_errno = err;
-		q->fault_seqno = job->fence.seqno;
-		q->fault_user_data = job->cb.user_data;
-		q->fault_opcode = job->cb.opcode;
-		q->stat_faults++;
+		if (err != -ECANCELED) {
+			flex_queue_record_fault(q, job->fence.seqno, q->submitted, err);
+			q->faulted = true;
+			q->fault = job->fault;
+			q->fault_errno = err;
+			q->fault_seqno = job->fence.seqno;
+			q->fault_user_data = job->cb.user_data;
+			q->fault_opcode = job->cb.opcode;
+			q->stat_faults++;
+			fault_event = true;
+		}
 		list_splice_init(&q->pending, &cancelled);
 		q->nr_jobs = 0;
 		q->completed = q->submitted;
 	}
 	spin_unlock(&fdev->sched_lock);
 
-	if (err)
+	signal_in_order(job, err, &cancelled);
+	dma_fence_end_signalling(cookie);
+
+	retire_all(job, &cancelled);
+	if (fault_event)
 		flex_nl_queue_fault(q);
-	job_finish(job, err);
-	list_for_each_entry_safe(c, tmp, &cancelled, link) {
-		list_del(&c->link);
-		job_finish(c, -ECANCELED);
-	}
 	wake_up_interruptible(&q->ff->poll_wq);
 
 	spin_lock(&fdev->sched_lock);
@@ -157,36 +269,44 @@ static bool job_complete(struct flex_job *job, int err, enum flex_engine_id id)
 void flex_sched_cancel_pending(struct flex_queue *q)
 {
 	struct flex_device *fdev = q->fdev;
-	struct flex_job *c, *tmp;
 	LIST_HEAD(cancelled);
+	bool cookie;
 
 	spin_lock(&fdev->sched_lock);
 	list_splice_init(&q->pending, &cancelled);
-	list_for_each_entry(c, &cancelled, link)
-		q->nr_jobs--;
+	q->nr_jobs = 0;
+	q->completed = q->submitted;
 	spin_unlock(&fdev->sched_lock);
 
-	list_for_each_entry_safe(c, tmp, &cancelled, link) {
-		list_del(&c->link);
-		job_finish(c, -ECANCELED);
-	}
+	cookie = dma_fence_begin_signalling();
+	signal_in_order(NULL, 0, &cancelled);
+	dma_fence_end_signalling(cookie);
+	retire_all(NULL, &cancelled);
 }
 
 static void engine_work(struct work_struct *work)
 {
 	struct flex_engine *e = container_of(work, struct flex_engine, work);
 	struct flex_device *fdev = e->fdev;
+	struct mem_cgroup *old_memcg;
 	struct flex_job *job;
+	bool cookie;
 	int err;
 
 	for (;;) {
+		cookie = dma_fence_begin_signalling();
 		spin_lock(&fdev->sched_lock);
 		job = pick_job(fdev, e->id);
 		spin_unlock(&fdev->sched_lock);
-		if (!job)
+		if (!job) {
+			dma_fence_end_signalling(cookie);
 			return;
+		}
+		/* Device memory the CB backs is charged to the file's owner. */
+		old_memcg = set_active_memcg(job->q->ff->memcg);
 		err = run_job(job);
-		if (job_complete(job, err, e->id))
+		set_active_memcg(old_memcg);
+		if (job_complete(job, err, e->id, cookie))
 			queue_work(fdev->wq, &fdev->engines[!e->id].work);
 		cond_resched();
 	}
@@ -228,8 +348,9 @@ int flex_sched_init(struct flex_device *fdev)
 		fdev->engines[i].id = i;
 		INIT_WORK(&fdev->engines[i].work, engine_work);
 	}
-	fdev->wq = alloc_workqueue("flex%u", WQ_UNBOUND, FLEX_NR_ENGINES,
-				   fdev->index);
+	/* The engines signal fences: they must progress under reclaim too. */
+	fdev->wq = alloc_workqueue("flex%u", WQ_UNBOUND | WQ_MEM_RECLAIM,
+				   FLEX_NR_ENGINES, fdev->index);
 	return fdev->wq ? 0 : -ENOMEM;
 }
 
@@ -242,6 +363,9 @@ void flex_sched_fini(struct flex_device *fdev)
 /*
  * Records where a CB faulted and returns the errno its waiters get, from
  * the error of a device memory access (see FLEX_FAULT_* in the uapi).
+ * @region_id is FLEX_NO_REGION when the fault is at no device address
+ * (a limit, a bad program length, a timeout); @offset may then hold the
+ * raw operand that was no address.
  */
 int flex_job_fault(struct flex_job *job, int err, u64 region_id, u64 offset)
 {
@@ -269,13 +393,17 @@ int flex_job_fault(struct flex_job *job, int err, u64 region_id, u64 offset)
 	case -E2BIG:
 		code = FLEX_FAULT_LIMIT;
 		break;
+	case -ETIMEDOUT:
+		code = FLEX_FAULT_TIMEOUT;
+		break;
 	default:
 		WARN_ONCE(1, "flex: unexpected engine error %d\n", err);
 		code = FLEX_FAULT_HOST;
 		err = -ENOMEM;
 	}
 	job->fault.code = code;
-	job->fault.addr.region_id = region_id;
+	job->fault.addr_valid = region_id != FLEX_NO_REGION;
+	job->fault.addr.region_id = job->fault.addr_valid ? region_id : 0;
 	job->fault.addr.offset = offset;
 	return err;
 }

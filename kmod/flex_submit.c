@@ -9,8 +9,13 @@
  * what only the device can see (program contents, operand addresses, a
  * region released meanwhile) faults the CB when it runs.
  */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/llist.h>
 #include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/module.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -57,7 +62,8 @@ static void flex_job_ctor(void *obj)
 int flex_job_cache_init(void)
 {
 	flex_job_cache = kmem_cache_create("flex_job", sizeof(struct flex_job), 0,
-					   SLAB_TYPESAFE_BY_RCU | SLAB_HWCACHE_ALIGN,
+					   SLAB_TYPESAFE_BY_RCU | SLAB_HWCACHE_ALIGN |
+					   SLAB_ACCOUNT,
 					   flex_job_ctor);
 	return flex_job_cache ? 0 : -ENOMEM;
 }
@@ -82,7 +88,7 @@ static struct flex_job *job_alloc(struct flex_queue *q, struct llist_node **pool
 		*pool = (*pool)->next;
 		atomic_dec(&flex_job_pool_count);
 	} else {
-		job = kmem_cache_alloc(flex_job_cache, GFP_KERNEL);
+		job = kmem_cache_alloc(flex_job_cache, GFP_KERNEL_ACCOUNT);
 		if (!job)
 			return NULL;
 	}
@@ -90,6 +96,7 @@ static struct flex_job *job_alloc(struct flex_queue *q, struct llist_node **pool
 	memset((char *)job + offsetof(struct flex_job, q), 0,
 	       sizeof(*job) - offsetof(struct flex_job, q));
 	job->q = q;
+	INIT_LIST_HEAD(&job->link);
 	return job;
 }
 
@@ -130,6 +137,7 @@ const struct dma_fence_ops flex_fence_ops = {
 	.release = flex_fence_release,
 };
 
+/* Called after the job's fence signalled (or for a job never queued). */
 void flex_job_release_resources(struct flex_job *job)
 {
 	unsigned int i;
@@ -139,8 +147,13 @@ void flex_job_release_resources(struct flex_job *job)
 					    job->cb.opcode == FLEX_CB_DMA_FROM_DEVICE);
 		atomic64_sub(job->npages, &job->q->ff->pinned_pages);
 		atomic64_sub(job->npages, &job->q->fdev->pinned_pages);
+		atomic64_sub(job->npages, &job->mm->pinned_vm);
 		kvfree(job->pages);
 		job->pages = NULL;
+	}
+	if (job->mm) {
+		mmdrop(job->mm);
+		job->mm = NULL;
 	}
 	for (i = 0; i < ARRAY_SIZE(job->regions); i++) {
 		flex_region_put(job->regions[i]);
@@ -152,6 +165,60 @@ void flex_job_release_resources(struct flex_job *job)
 		dma_fence_put(job->dep);
 		job->dep = NULL;
 	}
+}
+
+/*
+ * Pins @job's host pages for as long as the CB is queued or running: a
+ * long-term pin (FOLL_LONGTERM), counted in the process's pinned_vm
+ * against RLIMIT_MEMLOCK as RDMA and io_uring count theirs. The slow GUP
+ * path checks the VMAs, so device mappings (VM_IO) cannot be pinned.
+ */
+static int pin_host_pages(struct flex_file *ff, struct flex_job *job, u64 start,
+			  bool write)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	struct mm_struct *mm = current->mm;
+	long pinned;
+
+	if (!mm)
+		return -EFAULT;
+	if (atomic64_add_return(job->npages, &ff->pinned_pages) > FLEX_MAX_PINNED_PAGES) {
+		atomic64_sub(job->npages, &ff->pinned_pages);
+		return -ENOMEM;
+	}
+	if (atomic64_add_return(job->npages, &mm->pinned_vm) > limit &&
+	    !capable(CAP_IPC_LOCK)) {
+		pinned = -ENOMEM;
+		goto err_count;
+	}
+	job->pages = kvmalloc_array(job->npages, sizeof(*job->pages),
+				    GFP_KERNEL_ACCOUNT);
+	if (!job->pages) {
+		pinned = -ENOMEM;
+		goto err_count;
+	}
+	/* The device writes host memory on a DMA from the device. */
+	mmap_read_lock(mm);
+	pinned = pin_user_pages(start, job->npages,
+				FOLL_LONGTERM | (write ? FOLL_WRITE : 0), job->pages, NULL);
+	mmap_read_unlock(mm);
+	if (pinned != job->npages) {
+		if (pinned > 0)
+			unpin_user_pages(job->pages, pinned);
+		kvfree(job->pages);
+		job->pages = NULL;
+		pinned = pinned < 0 ? pinned : -EFAULT;
+		goto err_count;
+	}
+	mmgrab(mm);
+	job->mm = mm;
+	atomic64_add(job->npages, &ff->fn->fdev->pinned_pages);
+	return 0;
+
+err_count:
+	atomic64_sub(job->npages, &mm->pinned_vm);
+	atomic64_sub(job->npages, &ff->pinned_pages);
+	return pinned;
 }
 
 /* The union bytes past the opcode's own structure must be zero. */
@@ -166,7 +233,7 @@ static int prepare_dma(struct flex_file *ff, struct flex_job *job)
 	bool to_dev = job->cb.opcode == FLEX_CB_DMA_TO_DEVICE;
 	struct flex_region *r;
 	unsigned long first, last;
-	int pinned;
+	int err;
 
 	if (!tail_is_zero(&job->cb, sizeof(*dma)))
 		return -EINVAL;
@@ -187,28 +254,18 @@ static int prepare_dma(struct flex_file *ff, struct flex_job *job)
 	last = (dma->host_ptr + dma->size - 1) >> PAGE_SHIFT;
 	job->npages = last - first + 1;
 	job->page_off = offset_in_page(dma->host_ptr);
-	if (atomic64_add_return(job->npages, &ff->pinned_pages) > FLEX_MAX_PINNED_PAGES) {
-		atomic64_sub(job->npages, &ff->pinned_pages);
+	err = pin_host_pages(ff, job, first << PAGE_SHIFT, !to_dev);
+	if (err) {
 		job->npages = 0;
-		return -ENOMEM;
+		return err;
 	}
-	job->pages = kvmalloc_array(job->npages, sizeof(*job->pages), GFP_KERNEL);
-	if (!job->pages) {
-		atomic64_sub(job->npages, &ff->pinned_pages);
-		return -ENOMEM;
-	}
-	/* The device writes host memory on a DMA from the device. */
-	pinned = pin_user_pages_fast(first << PAGE_SHIFT, job->npages,
-				     to_dev ? 0 : FOLL_WRITE, job->pages);
-	if (pinned != job->npages) {
-		if (pinned > 0)
-			unpin_user_pages(job->pages, pinned);
-		atomic64_sub(job->npages, &ff->pinned_pages);
-		kvfree(job->pages);
-		job->pages = NULL;
-		return pinned < 0 ? pinned : -EFAULT;
-	}
-	atomic64_add(job->npages, &ff->fn->fdev->pinned_pages);
+	/*
+	 * Back the device pages now, charged to the submitter, so the engine
+	 * rarely has to (it may not wait for reclaim). Best effort: past the
+	 * backing cap the CB faults when it runs, as it always did.
+	 */
+	if (to_dev)
+		flex_region_back(r, dma->dev.offset, dma->size, false);
 	job->engine = FLEX_ENGINE_DMA;
 	return 0;
 }
@@ -275,7 +332,7 @@ static int prepare_wait(struct flex_file *ff, struct flex_queue *q,
 	if (!w->seqno || w->seqno > other->submitted) {
 		err = -EINVAL;	/* waiting for the future could deadlock */
 	} else if (w->seqno <= other->completed) {
-		job->dep_failed = other->faulted && other->fault_seqno <= w->seqno;
+		job->dep_failed = flex_queue_seqno_result(other, w->seqno) != 0;
 	} else if (other->running && other->running->fence.seqno == w->seqno) {
 		job->dep = dma_fence_get(&other->running->fence);
 	} else {
@@ -352,8 +409,9 @@ static bool has_room(struct flex_queue *q, u32 count)
 	return room;
 }
 
-int flex_submit(struct flex_file *ff, struct flex_submit *args)
+int flex_submit_ioctl(struct flex_file *ff, void *data, struct flex_call *call)
 {
+	struct flex_submit *args = data;
 	struct flex_cb __user *ucbs = u64_to_user_ptr(args->cbs_ptr);
 	struct llist_node *pool = NULL;
 	struct flex_job *job, *tmp;

@@ -7,6 +7,9 @@
  * are removed under that lock, and kernfs waits for readers of a node being
  * removed, so a reader blocking on the lock would deadlock the remover.
  */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/device.h>
 #include <linux/kobject.h>
 #include <linux/slab.h>
@@ -115,10 +118,87 @@ static ssize_t table_used_show(struct device *dev, struct device_attribute *attr
 }
 static DEVICE_ATTR_RO(table_used);
 
+/*
+ * Quotas, set by the administrator (the files are root's): how much device
+ * memory the function's regions may hold, and how much host memory may
+ * back them. They apply to later acquisitions and touches; usage above a
+ * lowered quota stays until freed. K/M/G/T suffixes are accepted.
+ */
+static int parse_quota(const char *buf, u64 max, u64 *out)
+{
+	char *end;
+	u64 v = memparse(buf, &end);
+
+	if (end == buf || (*end && *end != '\n') || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static ssize_t quota_capacity_show(struct device *dev, struct device_attribute *attr,
+				   char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", READ_ONCE(to_flex_fn(dev)->quota_capacity));
+}
+
+static ssize_t quota_capacity_store(struct device *dev, struct device_attribute *attr,
+				    const char *buf, size_t count)
+{
+	struct flex_fn *fn = to_flex_fn(dev);
+	u64 v;
+	int err = parse_quota(buf, fn->fdev->mem.capacity, &v);
+
+	if (err)
+		return err;
+	WRITE_ONCE(fn->quota_capacity, v);
+	return count;
+}
+static DEVICE_ATTR_RW(quota_capacity);
+
+static ssize_t quota_backing_show(struct device *dev, struct device_attribute *attr,
+				  char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", READ_ONCE(to_flex_fn(dev)->quota_backing));
+}
+
+static ssize_t quota_backing_store(struct device *dev, struct device_attribute *attr,
+				   const char *buf, size_t count)
+{
+	struct flex_fn *fn = to_flex_fn(dev);
+	u64 v;
+	int err = parse_quota(buf, fn->fdev->mem.backing_cap_pages << PAGE_SHIFT, &v);
+
+	if (err)
+		return err;
+	WRITE_ONCE(fn->quota_backing, v);
+	return count;
+}
+static DEVICE_ATTR_RW(quota_backing);
+
+static ssize_t memory_used_show(struct device *dev, struct device_attribute *attr,
+				char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", READ_ONCE(to_flex_fn(dev)->used));
+}
+static DEVICE_ATTR_RO(memory_used);
+
+static ssize_t backing_used_show(struct device *dev, struct device_attribute *attr,
+				 char *buf)
+{
+	s64 pages = atomic64_read(&to_flex_fn(dev)->resident_pages);
+
+	return sysfs_emit(buf, "%llu\n", (u64)pages << PAGE_SHIFT);
+}
+static DEVICE_ATTR_RO(backing_used);
+
 static struct attribute *flex_fn_attrs[] = {
 	&dev_attr_function.attr,
 	&dev_attr_table_size.attr,
 	&dev_attr_table_used.attr,
+	&dev_attr_quota_capacity.attr,
+	&dev_attr_quota_backing.attr,
+	&dev_attr_memory_used.attr,
+	&dev_attr_backing_used.attr,
 	NULL,
 };
 
@@ -201,9 +281,10 @@ static const struct sysfs_ops flex_region_sysfs_ops = {
 	.show = region_attr_show,
 };
 
+/* Per-tenant detail: for root only (an owner has its fdinfo). */
 #define REGION_ATTR(_name)						\
 	static struct flex_region_attribute region_attr_##_name =	\
-		{ .attr = { .name = __stringify(_name), .mode = 0444 },	\
+		{ .attr = { .name = __stringify(_name), .mode = 0400 },	\
 		  .show = region_##_name##_show }
 
 static ssize_t region_size_show(struct flex_region *r, char *buf)

@@ -12,6 +12,7 @@
  * contained: the detector reports it and the kernel keeps running.
  */
 #include <linux/compiler.h>
+#include <linux/dma-fence.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/kfence.h>
@@ -39,7 +40,7 @@
 
 static char *bug = "none";
 module_param(bug, charp, 0444);
-MODULE_PARM_DESC(bug, "bug to commit at load: none, oob, uaf, leak, lockorder, atomic_sleep, shift, kfence");
+MODULE_PARM_DESC(bug, "bug to commit at load: none, oob, uaf, leak, lockorder, atomic_sleep, shift, kfence, fence_alloc");
 
 static DEFINE_MUTEX(canary_a);
 static DEFINE_MUTEX(canary_b);
@@ -134,6 +135,21 @@ static noinline int flex_canary_shift(void)
  * page, the corruption found when it is freed). KFENCE hands out one
  * sampled object per interval, so allocate until one comes.
  */
+/*
+ * lockdep: an allocation that may wait for reclaim on the fence-signalling
+ * path (dma_fence_begin_signalling()), which the flex engines must never
+ * make: reclaim may wait for the very fence being signalled.
+ */
+static noinline int flex_canary_fence_alloc(void)
+{
+	bool cookie = dma_fence_begin_signalling();
+	void *p = kmalloc(CANARY_SMALL, GFP_KERNEL);
+
+	dma_fence_end_signalling(cookie);
+	kfree(p);
+	return 0;
+}
+
 static noinline int flex_canary_kfence(void)
 {
 	unsigned long deadline = jiffies + CANARY_KFENCE_WAIT;
@@ -172,6 +188,7 @@ static const struct {
 	{ "atomic_sleep", flex_canary_atomic_sleep },
 	{ "shift", flex_canary_shift },
 	{ "kfence", flex_canary_kfence },
+	{ "fence_alloc", flex_canary_fence_alloc },
 };
 
 static int __init flex_canary_init(void)

@@ -267,7 +267,8 @@ TEST_F(q, queue_ioctls_reject_bad_arguments)
 {
 	struct flex_queue_create c;
 	struct flex_queue_op op = { .queue_id = self->q, .flags = 1 };
-	struct flex_queue_status st = { .queue_id = self->q, .flags = 1 };
+	/* Bit 0 is FLEX_STATUS_ACK; the next one is unknown. */
+	struct flex_queue_status st = { .queue_id = self->q, .flags = 2 };
 	struct flex_wait w = { .queue_id = self->q, .seqno = 1, .flags = 1 };
 	int i, n = 1;
 
