@@ -118,6 +118,9 @@ struct flex_mem {
  */
 #define FLEX_GFP_ENGINE		(GFP_NOWAIT | __GFP_NOWARN | __GFP_ACCOUNT)
 
+/* page->private of a page backing device memory ("FLEXDEVP"). */
+#define FLEX_PAGE_MAGIC		0x464c455844455650UL
+
 struct flex_fn;
 struct flex_device;
 struct flex_scratch;
@@ -369,6 +372,7 @@ struct page *flex_mem_page(struct flex_mem *mem, struct flex_fn *fn, u64 phys,
 			   gfp_t gfp);
 int flex_mem_back(struct flex_mem *mem, struct flex_fn *fn, u64 phys, u64 len,
 		  gfp_t gfp);
+bool flex_mem_any_device_page(struct page **pages, unsigned long n);
 u64 flex_mem_resident(struct flex_mem *mem, u64 phys, u64 size);
 
 int flex_mem_read(struct flex_mem *mem, u64 phys, void *buf, size_t len);

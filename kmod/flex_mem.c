@@ -75,6 +75,7 @@ void flex_mem_unplace(struct flex_mem *mem, struct flex_fn *fn, u64 phys, u64 si
 
 	xa_for_each_range(&mem->pages, idx, page, first, last) {
 		xa_erase(&mem->pages, idx);
+		set_page_private(page, 0);
 		put_page(page);
 		atomic64_dec(&mem->resident_pages);
 		atomic64_dec(&fn->resident_pages);
@@ -160,9 +161,11 @@ struct page *flex_mem_page(struct flex_mem *mem, struct flex_fn *fn, u64 phys,
 		atomic64_dec(&fn->resident_pages);
 		return ERR_PTR(-ENOMEM);
 	}
+	set_page_private(page, FLEX_PAGE_MAGIC);
 	old = xa_cmpxchg(&mem->pages, idx, NULL, page, gfp);
 	if (old) {
 		/* Lost a race with another toucher, or out of memory. */
+		set_page_private(page, 0);
 		__free_page(page);
 		atomic64_dec(&mem->resident_pages);
 		atomic64_dec(&fn->resident_pages);
@@ -189,6 +192,22 @@ int flex_mem_back(struct flex_mem *mem, struct flex_fn *fn, u64 phys, u64 len,
 			return PTR_ERR(page);
 	}
 	return 0;
+}
+
+/*
+ * Whether any of @pages backs device memory: ours are neither anonymous
+ * nor in a page cache, and carry FLEX_PAGE_MAGIC in page->private, which
+ * is the allocating driver's to use.
+ */
+bool flex_mem_any_device_page(struct page **pages, unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++)
+		if (!PageAnon(pages[i]) && !pages[i]->mapping &&
+		    page_private(pages[i]) == FLEX_PAGE_MAGIC)
+			return true;
+	return false;
 }
 
 /* Bytes of [phys, phys + size) backed by host pages now. */

@@ -36,6 +36,7 @@
 #include <linux/jiffies.h>
 #include <linux/memcontrol.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 
@@ -122,7 +123,8 @@ static struct flex_job *pick_job(struct flex_device *fdev, enum flex_engine_id i
 		return NULL;
 	list_del(&best_job->link);
 	best->running = best_job;
-	best_job->started = ktime_get_ns();
+	/* local_clock(): cheap, and a little drift between CPUs is harmless. */
+	best_job->started = local_clock();
 	best_job->deadline = jiffies +
 		msecs_to_jiffies(READ_ONCE(flex_params.cb_timeout_ms));
 	best->ff->fn->vtime = best_vt;
@@ -224,15 +226,18 @@ static bool job_complete(struct flex_job *job, int err, enum flex_engine_id id,
 	struct flex_job *next;
 	LIST_HEAD(cancelled);
 	bool other;
+	u64 now;
 
+	now = local_clock();
 	spin_lock(&fdev->sched_lock);
-	q->ff->fn->vtime += ktime_get_ns() - job->started;
+	q->ff->fn->vtime += now > job->started ? now - job->started : 0;
 	q->nr_jobs--;
 	q->completed = job->fence.seqno;
 	if (err) {
 		/* Sticky: record it, and nothing queued behind it runs. */
+		/* Waits on these CBs see their error, even after a reset. */
+		flex_queue_record_fault(q, job->fence.seqno, q->submitted, err);
 		if (err != -ECANCELED) {
-			flex_queue_record_fault(q, job->fence.seqno, q->submitted, err);
 			q->faulted = true;
 			q->fault = job->fault;
 			q->fault_errno = err;
@@ -273,6 +278,10 @@ void flex_sched_cancel_pending(struct flex_queue *q)
 	bool cookie;
 
 	spin_lock(&fdev->sched_lock);
+	if (!list_empty(&q->pending))
+		flex_queue_record_fault(q, list_first_entry(&q->pending, struct flex_job,
+							    link)->fence.seqno,
+					q->submitted, -ECANCELED);
 	list_splice_init(&q->pending, &cancelled);
 	q->nr_jobs = 0;
 	q->completed = q->submitted;

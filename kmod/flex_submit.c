@@ -170,8 +170,11 @@ void flex_job_release_resources(struct flex_job *job)
 /*
  * Pins @job's host pages for as long as the CB is queued or running: a
  * long-term pin (FOLL_LONGTERM), counted in the process's pinned_vm
- * against RLIMIT_MEMLOCK as RDMA and io_uring count theirs. The slow GUP
- * path checks the VMAs, so device mappings (VM_IO) cannot be pinned.
+ * against RLIMIT_MEMLOCK as RDMA and io_uring count theirs. Device memory
+ * cannot be pinned: pages of a flex mapping would outlive their region's
+ * release uncounted by the backing cap. GUP refuses the mappings (VM_IO)
+ * where it looks at VMAs; its fast path does not, so the pinned pages are
+ * checked too.
  */
 static int pin_host_pages(struct flex_file *ff, struct flex_job *job, u64 start,
 			  bool write)
@@ -198,10 +201,12 @@ static int pin_host_pages(struct flex_file *ff, struct flex_job *job, u64 start,
 		goto err_count;
 	}
 	/* The device writes host memory on a DMA from the device. */
-	mmap_read_lock(mm);
-	pinned = pin_user_pages(start, job->npages,
-				FOLL_LONGTERM | (write ? FOLL_WRITE : 0), job->pages, NULL);
-	mmap_read_unlock(mm);
+	pinned = pin_user_pages_fast(start, job->npages,
+				     FOLL_LONGTERM | (write ? FOLL_WRITE : 0), job->pages);
+	if (pinned == job->npages && flex_mem_any_device_page(job->pages, pinned)) {
+		unpin_user_pages(job->pages, pinned);
+		pinned = -EFAULT;
+	}
 	if (pinned != job->npages) {
 		if (pinned > 0)
 			unpin_user_pages(job->pages, pinned);

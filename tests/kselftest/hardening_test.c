@@ -1062,4 +1062,39 @@ TEST(a_fill_past_the_backing_limit_writes_nothing)
 	close(fd);
 }
 
+struct waiter {
+	int fd, q, err;
+	__u64 seq;
+};
+
+static void *wait_thread(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->err = wait_seq(w->fd, w->q, w->seq, 20000);
+	return NULL;
+}
+
+/* A CB cancelled by QUEUE_DESTROY never ran: a WAIT on it says so. */
+TEST(a_wait_on_a_destroyed_queue_says_cancelled)
+{
+	struct waiter w = { 0 };
+	pthread_t t;
+	int fd = flex_open(FLEX_PF);
+
+	ASSERT_LE(0, fd);
+	w.fd = fd;
+	w.q = queue_create(fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+	ASSERT_LT(0, w.q);
+	ASSERT_EQ(0, engines_pause(1));
+	ASSERT_EQ(0, submit(fd, w.q, &(struct flex_cb){ .opcode = FLEX_CB_NOP }, 1, 0, &w.seq));
+	ASSERT_EQ(0, pthread_create(&t, NULL, wait_thread, &w));
+	usleep(200 * 1000);	/* the waiter blocks on the CB's fence */
+	EXPECT_EQ(0, queue_destroy(fd, w.q));
+	pthread_join(t, NULL);
+	engines_pause(0);
+	EXPECT_EQ(-ECANCELED, w.err) TH_LOG("a wait for a CB that never ran returned %d", w.err);
+	close(fd);
+}
+
 TEST_HARNESS_MAIN
