@@ -33,15 +33,19 @@
 #define FLEX_PROG_MAX_INSNS	1024
 #define FLEX_PROG_MAX_SLOTS	1024
 
-/*
- * struct flex_prog_header - the first 32 bytes of a program.
- * @magic:	FLEX_PROG_MAGIC.
- * @version:	FLEX_PROG_VERSION.
- * @flags:	must be 0.
- * @n_insns:	instructions that follow, 1 .. FLEX_PROG_MAX_INSNS; the last
- *		one, and only it, is FLEX_OP_END.
- * @n_slots:	correction slots the program may read, 0 .. FLEX_PROG_MAX_SLOTS.
- * @reserved:	must be 0.
+/**
+ * struct flex_prog_header - the first 32 bytes of a program
+ * @magic: FLEX_PROG_MAGIC.
+ * @version: FLEX_PROG_VERSION.
+ * @flags: must be 0.
+ * @n_insns: instructions that follow, 1 .. FLEX_PROG_MAX_INSNS; the last
+ *	one, and only it, is FLEX_OP_END.
+ * @n_slots: correction slots the program may read, 0 .. FLEX_PROG_MAX_SLOTS.
+ * @reserved: must be 0.
+ *
+ * The instructions follow the header immediately, all inside the
+ * program's region. A header or instruction that breaks a rule faults the
+ * CB with FLEX_FAULT_BAD_PROGRAM before any instruction runs.
  */
 struct flex_prog_header {
 	__u32 magic;
@@ -54,13 +58,14 @@ struct flex_prog_header {
 
 #define FLEX_INSN_ARGS		15
 
-/*
- * struct flex_insn - one 128-byte instruction.
- * @op:		FLEX_OP_*.
- * @dtype:	FLEX_DT_*, as the instruction allows.
- * @flags:	FLEX_INSN_* the instruction allows, others 0.
- * @reserved:	must be 0.
- * @arg:	operands, per instruction; unused ones must be 0.
+/**
+ * struct flex_insn - one 128-byte instruction
+ * @op: FLEX_OP_*.
+ * @dtype: FLEX_DT_*, as the instruction allows.
+ * @flags: FLEX_INSN_* the instruction allows, others 0.
+ * @reserved: must be 0.
+ * @arg: operands, per instruction (see the opcodes below): immediates or
+ *	FLEX_SLOT() references; unused ones must be 0.
  */
 struct flex_insn {
 	__u8 op;

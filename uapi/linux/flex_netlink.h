@@ -6,7 +6,11 @@
  * anything built on libnl-genl-3): devices and their functions, regions,
  * queues and lookup-table entries, plus a multicast group of events. Nothing
  * changes through this family; the device nodes' ioctls (linux/flex.h) do
- * that. Any user may read, as with "ip link".
+ * that. Any user may get devices (FLEX_CMD_DEVICE_GET). Regions, queues and
+ * lookup-table entries carry per-tenant detail (pids, command names,
+ * addresses, fault user data): getting them and joining the events group
+ * need CAP_NET_ADMIN (-EPERM otherwise). A process sees its own usage in
+ * the fdinfo of its open flex file.
  *
  * The family lives in the initial network namespace only: flex devices are
  * global, not per namespace.
@@ -46,17 +50,20 @@
  * @FLEX_CMD_REGION_GET: get one region (request: FLEX_A_DEVICE_INDEX and
  *	FLEX_A_REGION_HANDLE) or, with NLM_F_DUMP, every region, optionally
  *	only those of FLEX_A_DEVICE_INDEX and/or of function FLEX_A_FN.
- *	Reply: FLEX_A_DEVICE_INDEX and FLEX_A_REGION. Errors: -ENODEV no such
- *	device; -ENOENT no such region.
+ *	Reply: FLEX_A_DEVICE_INDEX and FLEX_A_REGION. Needs CAP_NET_ADMIN.
+ *	Errors: -EPERM without it; -ENODEV no such device; -ENOENT no such
+ *	region.
  * @FLEX_CMD_QUEUE_GET: get one queue (request: FLEX_A_DEVICE_INDEX and
  *	FLEX_A_QUEUE_HANDLE) or, with NLM_F_DUMP, every queue, filtered as
- *	regions are. Reply: FLEX_A_DEVICE_INDEX and FLEX_A_QUEUE. Errors:
- *	-ENODEV no such device; -ENOENT no such queue.
+ *	regions are. Reply: FLEX_A_DEVICE_INDEX and FLEX_A_QUEUE. Needs
+ *	CAP_NET_ADMIN. Errors: -EPERM without it; -ENODEV no such device;
+ *	-ENOENT no such queue.
  * @FLEX_CMD_TABLE_GET: get one lookup-table entry (request:
  *	FLEX_A_DEVICE_INDEX, FLEX_A_FN and FLEX_A_TABLE_INDEX) or, with
  *	NLM_F_DUMP, every live entry of every table, filtered as regions are,
- *	in table order. Reply: FLEX_A_DEVICE_INDEX and FLEX_A_ENTRY. Errors:
- *	-ENODEV no such device or function; -ENOENT no entry at that index.
+ *	in table order. Reply: FLEX_A_DEVICE_INDEX and FLEX_A_ENTRY. Needs
+ *	CAP_NET_ADMIN. Errors: -EPERM without it; -ENODEV no such device or
+ *	function; -ENOENT no entry at that index.
  * @FLEX_CMD_REGION_ACQUIRED_NTF: event: a region was acquired.
  *	FLEX_A_DEVICE_INDEX and FLEX_A_REGION.
  * @FLEX_CMD_REGION_RELEASED_NTF: event: a region was released, by
@@ -64,9 +71,10 @@
  *	FLEX_A_DEVICE_INDEX and FLEX_A_REGION (as it was just before).
  * @FLEX_CMD_QUEUE_FAULT_NTF: event: a CB faulted and its queue holds the
  *	sticky fault. FLEX_A_DEVICE_INDEX and FLEX_A_QUEUE (with
- *	FLEX_QUEUE_A_FAULT). Sent by the engine just after it records the
- *	fault, so a FLEX_IOCTL_WAIT for the CB may return before the event
- *	arrives: a listener waits for it rather than expecting it queued.
+ *	FLEX_QUEUE_A_FAULT). Sent by the engine just after the faulting CB's
+ *	fence has signalled, so a FLEX_IOCTL_WAIT for the CB may return
+ *	before the event arrives: a listener waits for it rather than
+ *	expecting it queued.
  * @FLEX_CMD_VFS_ENABLED_NTF: event: VFs were enabled (sriov_numvfs).
  *	FLEX_A_DEVICE_INDEX and FLEX_A_NUM_VFS (how many).
  * @FLEX_CMD_VFS_DISABLED_NTF: event: the VFs were disabled.
@@ -74,7 +82,8 @@
  * @FLEX_CMD_BACKING_CAP_NTF: event: device memory could not be backed
  *	because the device's host memory backing cap was reached (the access,
  *	a page fault of a mapping or an engine's, failed). Sent once when the
- *	cap is reached and again only after backing was freed below the cap.
+ *	cap is reached and again only after backing was freed below the cap,
+ *	from a work item: it may arrive after the failed access returned.
  *	FLEX_A_DEVICE_INDEX and FLEX_A_DEVICE with FLEX_DEV_A_INDEX,
  *	FLEX_DEV_A_RESIDENT and FLEX_DEV_A_BACKING_CAP only.
  * @__FLEX_CMD_MAX: the number of commands.
