@@ -139,20 +139,20 @@ struct page *flex_mem_page(struct flex_mem *mem, struct flex_fn *fn, u64 phys,
 	if (page)
 		return page;
 
-	if (atomic64_inc_return(&fn->resident_pages) >
-	    READ_ONCE(fn->quota_backing) >> PAGE_SHIFT) {
-		atomic64_dec(&fn->resident_pages);
-		return ERR_PTR(-ENOSPC);
-	}
-
+	/* The device's cap first: reaching it is announced. */
 	if (atomic64_inc_return(&mem->resident_pages) > mem->backing_cap_pages) {
 		atomic64_dec(&mem->resident_pages);
-		atomic64_dec(&fn->resident_pages);
 		pr_warn_ratelimited("backing cap of %llu bytes reached\n",
 				    mem->backing_cap_pages << PAGE_SHIFT);
 		/* Announced once until backing is freed (flex_mem_unplace()). */
 		if (!test_and_set_bit(0, &mem->backing_cap_hit))
 			schedule_work(&mem->backing_cap_work);
+		return ERR_PTR(-ENOSPC);
+	}
+	if (atomic64_inc_return(&fn->resident_pages) >
+	    READ_ONCE(fn->quota_backing) >> PAGE_SHIFT) {
+		atomic64_dec(&fn->resident_pages);
+		atomic64_dec(&mem->resident_pages);
 		return ERR_PTR(-ENOSPC);
 	}
 	page = alloc_page(gfp | __GFP_HIGHMEM | __GFP_ZERO | __GFP_NOWARN);

@@ -141,7 +141,16 @@ int flex_queue_destroy_ioctl(struct flex_file *ff, void *data, struct flex_call 
 
 	if (args->flags)
 		return -EINVAL;
-	q = xa_erase(&ff->queues, args->queue_id);
+	/*
+	 * Only a published queue: xa_erase() would also drop the id a
+	 * concurrent QUEUE_CREATE has reserved, and a third thread could then
+	 * be handed the same id, one queue overwriting the other in the table.
+	 */
+	xa_lock(&ff->queues);
+	q = xa_load(&ff->queues, args->queue_id);
+	if (q)
+		__xa_erase(&ff->queues, args->queue_id);
+	xa_unlock(&ff->queues);
 	if (!q)
 		return -ENOENT;
 	queue_teardown(q);

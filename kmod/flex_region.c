@@ -164,8 +164,9 @@ int flex_region_acquire_ioctl(struct flex_file *ff, void *data, struct flex_call
 		err = -ENOSPC;
 		goto err_unlock;
 	}
+	/* A quota below the capacity is the admin's; the capacity is -ENOMEM's. */
 	quota = READ_ONCE(fn->quota_capacity);
-	if (r->size > quota - min(fn->used, quota)) {
+	if (quota < fdev->mem.capacity && r->size > quota - min(fn->used, quota)) {
 		err = -EDQUOT;
 		goto err_unlock;
 	}
