@@ -224,6 +224,7 @@ static int fill_fault(struct sk_buff *skb, struct flex_queue *q)
 	    nla_put_u32(skb, FLEX_FAULT_A_INSN, q->fault.insn) ||
 	    nla_put_u64_64bit(skb, FLEX_FAULT_A_REGION_ID,
 			      q->fault.addr.region_id, FLEX_FAULT_A_PAD) ||
+	    nla_put_u8(skb, FLEX_FAULT_A_ADDR_VALID, q->fault.addr_valid) ||
 	    nla_put_u64_64bit(skb, FLEX_FAULT_A_OFFSET, q->fault.addr.offset,
 			      FLEX_FAULT_A_PAD)) {
 		nla_nest_cancel(skb, nest);

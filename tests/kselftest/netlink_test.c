@@ -647,6 +647,7 @@ TEST_F(nl, queues_get_dump_counters_and_fault)
 		EXPECT_EQ(FLEX_CB_DMA_TO_DEVICE, q->fault[FLEX_FAULT_A_OPCODE]);
 		EXPECT_EQ(gone.region_id, q->fault[FLEX_FAULT_A_REGION_ID]);
 		EXPECT_EQ(24, q->fault[FLEX_FAULT_A_OFFSET]);
+		EXPECT_EQ(1, q->fault[FLEX_FAULT_A_ADDR_VALID]);
 		objs_free(&o);
 
 		/* Reset: no fault any more, the count stays. */

@@ -110,6 +110,7 @@ static struct nla_policy fault_policy[FLEX_FAULT_A_MAX + 1] = {
 	[FLEX_FAULT_A_INSN] = { .type = NLA_U32 },
 	[FLEX_FAULT_A_REGION_ID] = { .type = NLA_U64 },
 	[FLEX_FAULT_A_OFFSET] = { .type = NLA_U64 },
+	[FLEX_FAULT_A_ADDR_VALID] = { .type = NLA_U8 },
 };
 
 static struct nla_policy entry_policy[FLEX_ENTRY_A_MAX + 1] = {
@@ -304,6 +305,9 @@ static struct json_object *parse_queue(struct nlattr *nest)
 			put_u32(f, "insn", ft[FLEX_FAULT_A_INSN]);
 			put_u64(f, "region_id", ft[FLEX_FAULT_A_REGION_ID]);
 			put_u64(f, "offset", ft[FLEX_FAULT_A_OFFSET]);
+			if (ft[FLEX_FAULT_A_ADDR_VALID])
+				json_object_object_add(f, "addr_valid", json_object_new_boolean(
+					nla_get_u8(ft[FLEX_FAULT_A_ADDR_VALID])));
 			json_object_object_add(o, "fault", f);
 		}
 	}

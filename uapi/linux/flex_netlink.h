@@ -318,6 +318,9 @@ enum flex_queue_a {
  * @FLEX_FAULT_A_REGION_ID: u64, region_id of the device address that
  *	faulted.
  * @FLEX_FAULT_A_OFFSET: u64, offset of that address in its region.
+ * @FLEX_FAULT_A_ADDR_VALID: u8, 1 when region_id and offset name a device
+ *	address (region_id 0 is a valid VF entry), 0 when the fault is at no
+ *	address (offset may then hold the raw operand).
  * @__FLEX_FAULT_A_MAX: the number of attributes.
  * @FLEX_FAULT_A_MAX: the highest attribute.
  */
@@ -332,6 +335,7 @@ enum flex_fault_a {
 	FLEX_FAULT_A_INSN,
 	FLEX_FAULT_A_REGION_ID,
 	FLEX_FAULT_A_OFFSET,
+	FLEX_FAULT_A_ADDR_VALID,
 
 	__FLEX_FAULT_A_MAX,
 	FLEX_FAULT_A_MAX = __FLEX_FAULT_A_MAX - 1
