@@ -367,7 +367,7 @@ void flex_mem_fini(struct flex_mem *mem);
 u64 flex_mem_place(struct flex_mem *mem, u64 size);
 void flex_mem_unplace(struct flex_mem *mem, struct flex_fn *fn, u64 phys, u64 size);
 u64 flex_mem_free_bytes(struct flex_mem *mem);
-u64 flex_mem_largest_free(struct flex_mem *mem);
+void flex_mem_free_info(struct flex_mem *mem, u64 *free, u64 *largest);
 struct page *flex_mem_page(struct flex_mem *mem, struct flex_fn *fn, u64 phys,
 			   gfp_t gfp);
 int flex_mem_back(struct flex_mem *mem, struct flex_fn *fn, u64 phys, u64 len,

@@ -89,8 +89,7 @@ static int flex_query_ioctl(struct flex_file *ff, void *data, struct flex_call *
 	if (!fn->is_vf && fdev->total_vfs)
 		q->capabilities |= FLEX_CAP_SRIOV;
 	q->capacity = fdev->mem.capacity;
-	q->free = flex_mem_free_bytes(&fdev->mem);
-	q->largest_free = flex_mem_largest_free(&fdev->mem);
+	flex_mem_free_info(&fdev->mem, &q->free, &q->largest_free);
 	q->region_align = FLEX_REGION_ALIGN;
 	q->total_vfs = fdev->total_vfs;
 

@@ -109,13 +109,19 @@ static void largest_in_chunk(struct gen_pool *pool, struct gen_pool_chunk *chunk
 	}
 }
 
-/* The largest region that could be placed now (a snapshot). */
-u64 flex_mem_largest_free(struct flex_mem *mem)
+/*
+ * Free bytes and the largest region that could be placed now, as one
+ * snapshot: regions come and go between the two reads (placement has no
+ * lock of ours), so the largest is read first and never reported above
+ * the free bytes (found by the fuzzer).
+ */
+void flex_mem_free_info(struct flex_mem *mem, u64 *free, u64 *largest)
 {
 	unsigned long best = 0;
 
 	gen_pool_for_each_chunk(mem->pool, largest_in_chunk, &best);
-	return (u64)best << FLEX_REGION_ALIGN_SHIFT;
+	*free = gen_pool_avail(mem->pool);
+	*largest = min_t(u64, (u64)best << FLEX_REGION_ALIGN_SHIFT, *free);
 }
 
 /*

@@ -94,7 +94,9 @@ static int fill_device(struct sk_buff *skb, struct flex_device *fdev)
 	struct nlattr *nest;
 	unsigned int i;
 	int err = -EMSGSIZE;
+	u64 free, largest;
 
+	flex_mem_free_info(mem, &free, &largest);
 	if (nla_put_u32(skb, FLEX_A_DEVICE_INDEX, fdev->index))
 		return -EMSGSIZE;
 	nest = nla_nest_start(skb, FLEX_A_DEVICE);
@@ -106,10 +108,8 @@ static int fill_device(struct sk_buff *skb, struct flex_device *fdev)
 			      FLEX_DEV_A_PAD) ||
 	    nla_put_u64_64bit(skb, FLEX_DEV_A_USED, atomic64_read(&mem->used),
 			      FLEX_DEV_A_PAD) ||
-	    nla_put_u64_64bit(skb, FLEX_DEV_A_FREE, flex_mem_free_bytes(mem),
-			      FLEX_DEV_A_PAD) ||
-	    nla_put_u64_64bit(skb, FLEX_DEV_A_LARGEST_FREE,
-			      flex_mem_largest_free(mem), FLEX_DEV_A_PAD) ||
+	    nla_put_u64_64bit(skb, FLEX_DEV_A_FREE, free, FLEX_DEV_A_PAD) ||
+	    nla_put_u64_64bit(skb, FLEX_DEV_A_LARGEST_FREE, largest, FLEX_DEV_A_PAD) ||
 	    nla_put_u64_64bit(skb, FLEX_DEV_A_RESIDENT,
 			      (u64)atomic64_read(&mem->resident_pages) << PAGE_SHIFT,
 			      FLEX_DEV_A_PAD) ||

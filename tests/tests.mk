@@ -40,6 +40,29 @@ check-netlink-spec: | deps
 		tests/netlink-spec-check --self-test > $(RESULTS)/unit-netlink-spec-selftest.tap || \
 		{ grep '^not ok' $(RESULTS)/unit-netlink-spec*.tap; exit 1; }
 
+# The uapi headers' kernel-doc must be complete: every struct member (pads
+# included), enum value and parameter has its @line. The checker is the
+# kernel's own scripts/kernel-doc from Debian's linux-source
+# (tools/kernel-source). Its -Wall (short descriptions, contents before
+# sections) is -v in 6.1's, which has no -Wall. A host TAP step of check-unit.
+UAPI_KDOC_HDRS	:= uapi/linux/flex.h uapi/linux/flex_isa.h uapi/linux/flex_netlink.h
+.PHONY: check-kernel-doc
+check-unit: check-kernel-doc
+check-kernel-doc: | deps
+	@mkdir -p $(RESULTS)
+	@echo "unit: kernel-doc"
+	@tap=$(RESULTS)/unit-kernel-doc.tap; \
+	src=$$(tools/kernel-source) && kdoc=$$src/scripts/kernel-doc && \
+	if grep -q -e '-Wall' $$kdoc; then wall=-Wall; else wall=-v; fi && \
+	out=$$(perl $$kdoc -none $$wall $(UAPI_KDOC_HDRS) 2>&1); rc=$$?; \
+	out=$$(printf '%s\n' "$$out" | grep -v -e ': info: ' -e '^$$'); \
+	if [ -z "$$src" ] || [ "$$rc" != 0 ] || [ -n "$$out" ]; then \
+		{ echo 1..1; echo "not ok 1 - uapi kernel-doc clean"; \
+		  printf '%s\n' "$${out:-kernel-doc did not run (exit $$rc)}" | sed 's/^/# /'; } > $$tap; \
+		cat $$tap; exit 1; \
+	fi; \
+	printf '1..1\nok 1 - uapi kernel-doc clean\n' > $$tap
+
 $(KSFT_DIR)/%: tests/kselftest/%.c $(KSFT_COMMON) uapi/linux/flex.h uapi/linux/flex_isa.h | deps
 	@mkdir -p $(KSFT_DIR)
 	$(CC) $(CFLAGS_COMMON) -Wno-missing-prototypes -Wno-shadow -Wno-sign-compare -I$(KSFT_HARNESS) \
@@ -100,3 +123,125 @@ check-debug: deps kselftests
 	else echo "ok 1 - debug-kernel VM run clean (no KASAN/KFENCE/lockdep/UBSAN/kmemleak report)" > $(DEBUG_RESULTS)/lane.tap; fi
 	-@tests/canary/run $(CURDIR)/$(DEBUG_RESULTS) > $(DEBUG_RESULTS)/canary.log 2>&1; tail -n 12 $(DEBUG_RESULTS)/canary.log
 	@tools/tap-summary $(DEBUG_RESULTS)
+
+# ---- BEGIN soak and fault lanes (tests/soak/, tests/faults/) ----
+# Documentation/flex/lanes.rst. Both programs are built into $(KSFT_DIR), so
+# run-all runs them in `make check` (a short soak: 10 s; the fault cases
+# that need no fault injection) and in `make check-debug` (a 25 s soak; the
+# fault-injection cases too). `make soak` and `make faults` run one alone.
+SOAK_SECONDS	?= 60
+LANE_CFLAGS	 = $(CFLAGS_COMMON) -Itests/soak
+LANE_DEPS	:= tests/soak/flex_lane.h uapi/linux/flex.h uapi/linux/flex_isa.h
+LANE_BINS	:= $(KSFT_DIR)/flex_soak $(KSFT_DIR)/flex_faults
+
+kselftests: $(LANE_BINS)
+
+$(KSFT_DIR)/flex_soak: tests/soak/flex_soak.c $(LANE_DEPS) | deps
+	@mkdir -p $(KSFT_DIR)
+	$(CC) $(LANE_CFLAGS) -o $@ $< $(LDFLAGS_COMMON)
+
+$(KSFT_DIR)/flex_faults: tests/faults/flex_faults.c $(LANE_DEPS) | deps
+	@mkdir -p $(KSFT_DIR)
+	$(CC) $(LANE_CFLAGS) -o $@ $< $(LDFLAGS_COMMON)
+
+.PHONY: soak faults soak-debug faults-debug lanes-debug-kmod
+# The soak alone in the VM: make soak SOAK_SECONDS=N (default 60).
+soak: kmod $(KSFT_DIR)/flex_soak
+	tools/flex-vm --timeout $$(( $(SOAK_SECONDS) + 400 )) $(VM_FLAGS) -- \
+		$(CURDIR)/$(KSFT_DIR)/flex_soak --seconds $(SOAK_SECONDS)
+
+# The fault lane alone in the VM; FLEX_KO lets it unload and reload the module.
+faults: kmod $(KSFT_DIR)/flex_faults
+	tools/flex-vm --timeout 900 $(VM_FLAGS) -- \
+		/usr/bin/env FLEX_KO=$(CURDIR)/kmod/flex.ko $(CURDIR)/$(KSFT_DIR)/flex_faults
+
+# The same two under the debug kernel (built once by tools/debug-kernel/build).
+# The module is built against it as check-debug builds it, in a directory of
+# its own so that the two never clobber each other.
+LANES_DEBUG_KMOD := $(BUILD)/lanes-debug-kmod
+
+lanes-debug-kmod: deps
+	@kdir=$$(tools/debug-kernel/build | tail -n 1) && rm -rf $(LANES_DEBUG_KMOD) && \
+	mkdir -p $(LANES_DEBUG_KMOD) && cp -r Kbuild kmod uapi $(LANES_DEBUG_KMOD)/ && \
+	$(MAKE) -C $$kdir/build M=$(CURDIR)/$(LANES_DEBUG_KMOD) modules
+
+soak-debug: lanes-debug-kmod $(KSFT_DIR)/flex_soak
+	tools/flex-vm --kernel-build $$(tools/debug-kernel/build | tail -n 1) \
+		--module $(CURDIR)/$(LANES_DEBUG_KMOD)/kmod/flex.ko \
+		--timeout $$(( $(SOAK_SECONDS) + 900 )) $(VM_FLAGS) -- \
+		$(CURDIR)/$(KSFT_DIR)/flex_soak --seconds $(SOAK_SECONDS)
+
+faults-debug: lanes-debug-kmod $(KSFT_DIR)/flex_faults
+	tools/flex-vm --kernel-build $$(tools/debug-kernel/build | tail -n 1) \
+		--module $(CURDIR)/$(LANES_DEBUG_KMOD)/kmod/flex.ko --timeout 1500 $(VM_FLAGS) -- \
+		/usr/bin/env FLEX_KO=$(CURDIR)/$(LANES_DEBUG_KMOD)/kmod/flex.ko \
+		$(CURDIR)/$(KSFT_DIR)/flex_faults
+# ---- END soak and fault lanes ----
+
+# ---- fuzzing (tests/fuzz/, Documentation/flex/fuzzing.rst) -------------------
+# flex_fuzz, a structure-aware fuzzer of the ioctls, mmap and the netlink
+# family, runs in the VM lane. make check runs it for 25 s: it is installed
+# with the driver tests as build/kselftest/fuzz_short, which run-all runs
+# (in make check-debug too).
+# make fuzz runs it for FUZZ_SECONDS, then trinity aimed at the device
+# nodes, in one VM boot; FUZZ_KERNEL=debug does so under the debug kernel of
+# check-debug; FUZZ_MODULE= loads a given flex.ko; FUZZ_ARGS= passes more
+# flex_fuzz options. Results in build/results-fuzz/.
+FUZZ_DIR	:= $(BUILD)/fuzz
+FUZZ_BIN	:= $(FUZZ_DIR)/flex_fuzz
+FUZZ_SRCS	:= $(wildcard tests/fuzz/*.c)
+FUZZ_RESULTS	:= $(BUILD)/results-fuzz
+FUZZ_DEBUG_KMOD	:= $(BUILD)/fuzz-debug-kmod
+FUZZ_SECONDS	?= 600
+FUZZ_SEED	?=
+FUZZ_KERNEL	?= stock
+FUZZ_MODULE	?=
+FUZZ_ARGS	?=
+TRINITY_SYSCALLS ?= 20000
+TRINITY_SECONDS	?= 30
+
+$(FUZZ_BIN): $(FUZZ_SRCS) tests/fuzz/fuzz.h uapi/linux/flex.h uapi/linux/flex_isa.h \
+	uapi/linux/flex_netlink.h | deps
+	@mkdir -p $(FUZZ_DIR)
+	$(CC) $(CFLAGS_COMMON) -o $@ $(FUZZ_SRCS) \
+		$(shell pkg-config --cflags --libs libnl-genl-3.0) $(LDFLAGS_COMMON)
+
+# run-all runs every program in $(KSFT_DIR). Not trinity: under the debug
+# kernel it manages about 25 calls in 45 s (make fuzz runs it).
+kselftests: $(KSFT_DIR)/fuzz_short
+$(KSFT_DIR)/fuzz_short: tests/fuzz/fuzz_short.sh $(FUZZ_BIN)
+	@mkdir -p $(KSFT_DIR)
+	install -m 755 $< $@
+
+.PHONY: fuzz
+fuzz: deps $(FUZZ_BIN)
+	@rm -rf $(FUZZ_RESULTS) && mkdir -p $(FUZZ_RESULTS)
+	@set -e; \
+	if [ "$(FUZZ_KERNEL)" = debug ]; then \
+		kdir=$$(tools/debug-kernel/build | tail -n 1); \
+		rm -rf $(FUZZ_DEBUG_KMOD) && mkdir -p $(FUZZ_DEBUG_KMOD); \
+		cp -r Kbuild kmod uapi $(FUZZ_DEBUG_KMOD)/; \
+		$(MAKE) -C $$kdir/build M=$(CURDIR)/$(FUZZ_DEBUG_KMOD) modules; \
+		lane="--kernel-build $$kdir --module $(CURDIR)/$(FUZZ_DEBUG_KMOD)/kmod/flex.ko"; \
+	elif [ "$(FUZZ_KERNEL)" = stock ] && [ -n "$(FUZZ_MODULE)" ]; then \
+		lane="--module $(abspath $(FUZZ_MODULE))"; \
+	elif [ "$(FUZZ_KERNEL)" = stock ]; then \
+		$(MAKE) --no-print-directory kmod; lane=""; \
+	else \
+		echo "FUZZ_KERNEL must be stock or debug, not $(FUZZ_KERNEL)" >&2; exit 2; \
+	fi; \
+	rc=0; tools/flex-vm $$lane --timeout $$(($(FUZZ_SECONDS) + $(TRINITY_SECONDS) + 600)) \
+		--out $(CURDIR)/$(FUZZ_RESULTS) $(VM_FLAGS) -- \
+		$(CURDIR)/tests/fuzz/run $(CURDIR)/$(FUZZ_BIN) $(CURDIR)/$(FUZZ_RESULTS) \
+		$(FUZZ_SECONDS) "$(FUZZ_SEED)" $(TRINITY_SYSCALLS) $(TRINITY_SECONDS) \
+		"$(FUZZ_ARGS)" || rc=$$?; \
+	if [ $$rc = 0 ] || [ $$rc = 1 ]; then \
+		echo "ok 1 - fuzz VM run clean (kernel log: no BUG, WARNING or detector report)" \
+			> $(FUZZ_RESULTS)/lane.tap; \
+	else \
+		echo "not ok 1 - fuzz VM run exited $$rc: 125 the kernel logged a bug or the module" \
+			"did not unload, 124 timeout (see $(FUZZ_RESULTS)/flex-vm)" > $(FUZZ_RESULTS)/lane.tap; \
+	fi
+	@grep -h '^fuzz: ' $(FUZZ_RESULTS)/*.tap || true
+	@tools/tap-summary $(FUZZ_RESULTS)
+# ---- end of fuzzing ----------------------------------------------------------
