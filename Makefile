@@ -32,6 +32,9 @@ help:
 	@echo "make check-debug the VM suite under a KASAN/lockdep/kmemleak kernel"
 	@echo "make demo       the main job, in the VM"
 	@echo "make bench      the benchmarks"
+	@echo "make fuzz       the fuzzer (FUZZ_SECONDS=, FUZZ_SEED=, FUZZ_KERNEL=debug) and trinity, in the VM"
+	@echo "make soak       the soak (SOAK_SECONDS=) in the VM"
+	@echo "make faults     kills, races and unload cycles in the VM (faults-debug: with fault injection)"
 
 deps: $(BUILD)/.deps-stamp
 $(BUILD)/.deps-stamp: tools/install-deps
