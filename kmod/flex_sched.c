@@ -234,8 +234,11 @@ static bool job_complete(struct flex_job *job, int err, enum flex_engine_id id,
 	q->nr_jobs--;
 	q->completed = job->fence.seqno;
 	if (err) {
-		/* Sticky: record it, and nothing queued behind it runs. */
-		/* Waits on these CBs see their error, even after a reset. */
+		/*
+		 * Nothing queued behind it runs, and waits on all of them see
+		 * the error, even after a reset. A fault (not a cancellation)
+		 * is also sticky until QUEUE_RESET.
+		 */
 		flex_queue_record_fault(q, job->fence.seqno, q->submitted, err);
 		if (err != -ECANCELED) {
 			q->faulted = true;
