@@ -39,7 +39,7 @@ static struct flex_fn *flex_fn_create(struct flex_device *fdev, bool is_vf,
 				      unsigned int vf_index)
 {
 	struct flex_fn *fn;
-	int err;
+	int err, i;
 
 	fn = kzalloc(sizeof(*fn), GFP_KERNEL);
 	if (!fn)
@@ -49,6 +49,10 @@ static struct flex_fn *flex_fn_create(struct flex_device *fdev, bool is_vf,
 	fn->quota_capacity = fdev->mem.capacity;
 	fn->quota_backing = fdev->mem.backing_cap_pages << PAGE_SHIFT;
 	atomic64_set(&fn->resident_pages, 0);
+	for (i = 0; i < FLEX_NR_ENGINES * FLEX_NR_PRIORITIES; i++) {
+		INIT_LIST_HEAD(&fn->ready[i / FLEX_NR_PRIORITIES][i % FLEX_NR_PRIORITIES]);
+		INIT_LIST_HEAD(&fn->ready_link[i / FLEX_NR_PRIORITIES][i % FLEX_NR_PRIORITIES]);
+	}
 	fn->vf_index = vf_index;
 	if (is_vf) {
 		xa_init_flags(&fn->table, XA_FLAGS_ALLOC);

@@ -164,13 +164,24 @@ struct flex_device {
 	dev_t devt;			/* first minor of this device */
 	struct dentry *debugfs;
 
-	/* The scheduler: every queue of every file, by priority. */
 	/*
-	 * Protects sched_queues, every queue's jobs, counters, fault and
+	 * Protects the scheduler's lists (ready_fns, blocked, the functions'
+	 * and queues' ready lists), every queue's jobs, counters, fault and
 	 * history, the functions' vtime, vclock and engines_paused.
 	 */
 	spinlock_t sched_lock;
-	struct list_head sched_queues[FLEX_NR_PRIORITIES];
+	/*
+	 * The scheduler's view (see pick_job()): by engine and priority, the
+	 * functions that have a queue whose head CB is ready for that engine
+	 * (flex_fn.ready_link); the queues whose head CB is a WAIT for a
+	 * fence that has not signalled (flex_queue.blocked_link); and whether
+	 * such a fence signalled since blocked was last looked at. An idle
+	 * queue is on no list, so picking a CB costs O(functions), however
+	 * many queues the files hold.
+	 */
+	struct list_head ready_fns[FLEX_NR_ENGINES][FLEX_NR_PRIORITIES];
+	struct list_head blocked;
+	atomic_t deps_signalled;
 	struct flex_engine engines[FLEX_NR_ENGINES];
 	struct workqueue_struct *wq;
 	struct flex_scratch *scratch;	/* the compute engine's scratchpad */
@@ -210,6 +221,10 @@ struct flex_fn {
 	atomic64_t resident_pages;
 	/* Engine time its CBs have had, in ns; sched_lock. See pick_job(). */
 	u64 vtime;
+	/* Its queues ready for an engine (flex_queue.ready_link); sched_lock. */
+	struct list_head ready[FLEX_NR_ENGINES][FLEX_NR_PRIORITIES];
+	/* On flex_device.ready_fns while ready[][] is not empty. */
+	struct list_head ready_link[FLEX_NR_ENGINES][FLEX_NR_PRIORITIES];
 	struct dentry *debugfs;
 };
 
@@ -271,7 +286,9 @@ struct flex_queue {
 	u32 priority;
 	u32 depth;
 	u64 fence_context;
-	struct list_head sched_link;
+	/* On its function's ready lists, or on the device's blocked list. */
+	struct list_head ready_link[FLEX_NR_ENGINES];
+	struct list_head blocked_link;
 	struct list_head pending;	/* flex_job.link, not started */
 	struct flex_job *running;
 	u32 nr_jobs;			/* pending + running */
@@ -417,8 +434,8 @@ int flex_sched_init(struct flex_device *fdev);
 void flex_sched_fini(struct flex_device *fdev);
 void flex_sched_kick(struct flex_device *fdev);
 void flex_sched_pause(struct flex_device *fdev, bool pause);
-void flex_sched_add_queue(struct flex_queue *q);
-void flex_sched_remove_queue(struct flex_queue *q);
+void flex_sched_queue_update(struct flex_queue *q);
+void flex_sched_queue_stop(struct flex_queue *q);
 void flex_sched_cancel_pending(struct flex_queue *q);
 int flex_job_check(struct flex_job *job);
 void flex_queue_record_fault(struct flex_queue *q, u64 lo, u64 hi, int err);

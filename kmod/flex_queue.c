@@ -70,7 +70,9 @@ int flex_queue_create_ioctl(struct flex_file *ff, void *data, struct flex_call *
 	q->depth = args->depth ?: FLEX_QUEUE_DEFAULT_DEPTH;
 	q->fence_context = dma_fence_context_alloc(1);
 	INIT_LIST_HEAD(&q->pending);
-	INIT_LIST_HEAD(&q->sched_link);
+	INIT_LIST_HEAD(&q->ready_link[FLEX_ENGINE_DMA]);
+	INIT_LIST_HEAD(&q->ready_link[FLEX_ENGINE_COMPUTE]);
+	INIT_LIST_HEAD(&q->blocked_link);
 	init_waitqueue_head(&q->wq);
 	q->owner_tgid = task_tgid_nr(current);
 	get_task_comm(q->owner_comm, current);
@@ -96,7 +98,6 @@ int flex_queue_create_ioctl(struct flex_file *ff, void *data, struct flex_call *
 		kfree(q);
 		return err;
 	}
-	flex_sched_add_queue(q);
 	/* Replacing a reserved entry allocates nothing and cannot fail. */
 	WARN_ON(xa_is_err(xa_store(&ff->queues, id, q, GFP_KERNEL)));
 	args->queue_id = id;
@@ -121,16 +122,13 @@ static bool queue_idle(struct flex_queue *q)
  */
 static void queue_teardown(struct flex_queue *q)
 {
-	spin_lock(&q->fdev->sched_lock);
-	q->dying = true;
-	spin_unlock(&q->fdev->sched_lock);
+	flex_sched_queue_stop(q);
 	wake_up_all(&q->wq);	/* blocked submitters give up */
 
 	wait_event(q->wq, queue_idle(q));
 	flex_sched_cancel_pending(q);
 	/* Netlink reads queues under this xa_lock: after it, none does. */
 	xa_erase(&q->fdev->queues, q->handle);
-	flex_sched_remove_queue(q);
 	kref_put(&q->ref, flex_queue_free);
 }
 

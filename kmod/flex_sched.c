@@ -3,12 +3,14 @@
  * flex scheduler: the DMA engine and the compute engine.
  *
  * Each engine is a work item on the device's unbound workqueue. It picks
- * the head CB of the highest-priority queue that is ready for it (queues of
- * equal priority take turns), runs it outside any lock, completes it and
+ * the head CB of the highest-priority queue that is ready for it (the
+ * least-served function first, its queues taking turns), runs it outside
+ * any lock, completes it and
  * picks again until nothing is ready. A queue runs one CB at a time, so CBs
  * of a queue keep their order while a DMA of one queue overlaps a compute
  * of another. A WAIT CB is ready once the CB it waits for has signalled;
- * until then a callback on that fence kicks the engines.
+ * until then its queue is blocked, and a callback on that fence kicks the
+ * engines.
  *
  * The fence-signalling critical path runs from picking a CB to signalling
  * its fence (dma_fence_begin_signalling() marks it for lockdep): it neither
@@ -52,9 +54,14 @@ void flex_sched_kick(struct flex_device *fdev)
 
 static void dep_signalled(struct dma_fence *fence, struct dma_fence_cb *cb)
 {
-	struct flex_job *job = container_of(cb, struct flex_job, dep_cb);
+	struct flex_device *fdev = container_of(cb, struct flex_job, dep_cb)->q->fdev;
 
-	flex_sched_kick(job->q->fdev);
+	/*
+	 * Under the fence's lock, which nests inside sched_lock: so no
+	 * sched_lock here. The next pick_job() looks at the blocked queues.
+	 */
+	atomic_set(&fdev->deps_signalled, 1);
+	flex_sched_kick(fdev);
 }
 
 /* Is a WAIT CB's dependency done? If not, have its signal kick us. */
@@ -70,6 +77,80 @@ static bool dep_ready(struct flex_job *job)
 		return true;
 	}
 	return false;
+}
+
+/* Takes @q off every list pick_job() looks at. */
+static void queue_unlink(struct flex_queue *q)
+{
+	struct flex_fn *fn = q->ff->fn;
+	u32 p = q->priority;
+	int e;
+
+	lockdep_assert_held(&q->fdev->sched_lock);
+	list_del_init(&q->blocked_link);
+	for (e = 0; e < FLEX_NR_ENGINES; e++) {
+		if (list_empty(&q->ready_link[e]))
+			continue;
+		list_del_init(&q->ready_link[e]);
+		if (list_empty(&fn->ready[e][p]))
+			list_del_init(&fn->ready_link[e][p]);
+	}
+}
+
+/* Puts @q, whose head CB @head can run now, on the lists of its engines. */
+static void queue_make_ready(struct flex_queue *q, struct flex_job *head)
+{
+	struct flex_device *fdev = q->fdev;
+	struct flex_fn *fn = q->ff->fn;
+	u32 p = q->priority;
+	int e;
+
+	lockdep_assert_held(&fdev->sched_lock);
+	for (e = 0; e < FLEX_NR_ENGINES; e++) {
+		if (head->engine != FLEX_NR_ENGINES && head->engine != e)
+			continue;
+		if (list_empty(&fn->ready[e][p]))
+			list_add_tail(&fn->ready_link[e][p], &fdev->ready_fns[e][p]);
+		list_add_tail(&q->ready_link[e], &fn->ready[e][p]);
+	}
+}
+
+/*
+ * Files @q where pick_job() will find it, after its head CB or its state
+ * changed: nowhere while it runs a CB, is dying or has nothing queued; on
+ * the blocked list while its head is a WAIT whose fence has not
+ * signalled; else at the tail of its function's ready lists for the
+ * engines its head can run on.
+ */
+void flex_sched_queue_update(struct flex_queue *q)
+{
+	struct flex_job *head;
+
+	lockdep_assert_held(&q->fdev->sched_lock);
+	queue_unlink(q);
+	if (q->running || q->dying || list_empty(&q->pending))
+		return;
+	head = list_first_entry(&q->pending, struct flex_job, link);
+	if (head->dep && !dep_ready(head))
+		list_add_tail(&q->blocked_link, &q->fdev->blocked);
+	else
+		queue_make_ready(q, head);
+}
+
+/* Moves the blocked queues whose WAIT has become ready to the ready lists. */
+static void wake_blocked(struct flex_device *fdev)
+{
+	struct flex_queue *q, *tmp;
+	struct flex_job *head;
+
+	lockdep_assert_held(&fdev->sched_lock);
+	list_for_each_entry_safe(q, tmp, &fdev->blocked, blocked_link) {
+		head = list_first_entry(&q->pending, struct flex_job, link);
+		if (dma_fence_is_signaled(head->dep)) {
+			list_del_init(&q->blocked_link);
+			queue_make_ready(q, head);
+		}
+	}
 }
 
 /*
@@ -90,48 +171,47 @@ static u64 fn_vtime(const struct flex_device *fdev, const struct flex_fn *fn)
  * wins (above-normal priority needs CAP_SYS_NICE); within it, the function
  * (PF or VF) that has had the least engine time, so tenants share the
  * device fairly however many queues each has; within a function, its
- * queues take turns.
+ * queues take turns. Only functions with a ready queue are looked at, and
+ * the blocked queues only after a fence they wait for signalled.
  */
 static struct flex_job *pick_job(struct flex_device *fdev, enum flex_engine_id id)
 {
-	struct flex_queue *q, *best = NULL;
-	struct flex_job *job, *best_job = NULL;
+	struct flex_fn *fn, *best = NULL;
+	struct flex_queue *q;
+	struct flex_job *job;
 	u64 vt, best_vt = 0;
 	int prio;
 
 	lockdep_assert_held(&fdev->sched_lock);
 	if (fdev->engines_paused)
 		return NULL;
-	for (prio = FLEX_NR_PRIORITIES - 1; prio >= 0 && !best; prio--) {
-		list_for_each_entry(q, &fdev->sched_queues[prio], sched_link) {
-			if (q->running || q->dying || list_empty(&q->pending))
-				continue;
-			job = list_first_entry(&q->pending, struct flex_job, link);
-			if (job->engine != FLEX_NR_ENGINES && job->engine != id)
-				continue;
-			if (job->dep && !dep_ready(job))
-				continue;
-			vt = fn_vtime(fdev, q->ff->fn);
+	if (atomic_xchg(&fdev->deps_signalled, 0))
+		wake_blocked(fdev);
+	for (prio = FLEX_NR_PRIORITIES - 1; prio >= 0; prio--) {
+		list_for_each_entry(fn, &fdev->ready_fns[id][prio], ready_link[id][prio]) {
+			vt = fn_vtime(fdev, fn);
 			if (!best || vt < best_vt) {
-				best = q;
-				best_job = job;
+				best = fn;
 				best_vt = vt;
 			}
 		}
+		if (best)
+			break;
 	}
 	if (!best)
 		return NULL;
-	list_del(&best_job->link);
-	best->running = best_job;
+	q = list_first_entry(&best->ready[id][prio], struct flex_queue, ready_link[id]);
+	job = list_first_entry(&q->pending, struct flex_job, link);
+	/* Its turn is over: it rejoins at the tail when the CB completes. */
+	queue_unlink(q);
+	list_del(&job->link);
+	q->running = job;
 	/* local_clock(): cheap, and a little drift between CPUs is harmless. */
-	best_job->started = local_clock();
-	best_job->deadline = jiffies +
-		msecs_to_jiffies(READ_ONCE(flex_params.cb_timeout_ms));
-	best->ff->fn->vtime = best_vt;
+	job->started = local_clock();
+	job->deadline = jiffies + msecs_to_jiffies(READ_ONCE(flex_params.cb_timeout_ms));
+	best->vtime = best_vt;
 	fdev->vclock = max(fdev->vclock, best_vt);
-	/* Its turn is over: the queues of its function after it go first. */
-	list_move_tail(&best->sched_link, &fdev->sched_queues[best->priority]);
-	return best_job;
+	return job;
 }
 
 static int run_job(struct flex_job *job)
@@ -266,6 +346,7 @@ static bool job_complete(struct flex_job *job, int err, enum flex_engine_id id,
 
 	spin_lock(&fdev->sched_lock);
 	q->running = NULL;
+	flex_sched_queue_update(q);
 	next = list_first_entry_or_null(&q->pending, struct flex_job, link);
 	other = next && next->engine != id && next->engine != FLEX_NR_ENGINES;
 	wake_up_all(&q->wq);
@@ -288,6 +369,7 @@ void flex_sched_cancel_pending(struct flex_queue *q)
 	list_splice_init(&q->pending, &cancelled);
 	q->nr_jobs = 0;
 	q->completed = q->submitted;
+	flex_sched_queue_update(q);
 	spin_unlock(&fdev->sched_lock);
 
 	cookie = dma_fence_begin_signalling();
@@ -334,17 +416,15 @@ void flex_sched_pause(struct flex_device *fdev, bool pause)
 		flex_sched_kick(fdev);
 }
 
-void flex_sched_add_queue(struct flex_queue *q)
+/*
+ * Queue teardown: the queue's running CB stops at its next check
+ * (flex_job_check()) and no CB of it is picked again.
+ */
+void flex_sched_queue_stop(struct flex_queue *q)
 {
 	spin_lock(&q->fdev->sched_lock);
-	list_add_tail(&q->sched_link, &q->fdev->sched_queues[q->priority]);
-	spin_unlock(&q->fdev->sched_lock);
-}
-
-void flex_sched_remove_queue(struct flex_queue *q)
-{
-	spin_lock(&q->fdev->sched_lock);
-	list_del(&q->sched_link);
+	q->dying = true;
+	queue_unlink(q);
 	spin_unlock(&q->fdev->sched_lock);
 }
 
@@ -353,8 +433,10 @@ int flex_sched_init(struct flex_device *fdev)
 	int i;
 
 	spin_lock_init(&fdev->sched_lock);
-	for (i = 0; i < FLEX_NR_PRIORITIES; i++)
-		INIT_LIST_HEAD(&fdev->sched_queues[i]);
+	for (i = 0; i < FLEX_NR_ENGINES * FLEX_NR_PRIORITIES; i++)
+		INIT_LIST_HEAD(&fdev->ready_fns[i / FLEX_NR_PRIORITIES][i % FLEX_NR_PRIORITIES]);
+	INIT_LIST_HEAD(&fdev->blocked);
+	atomic_set(&fdev->deps_signalled, 0);
 	for (i = 0; i < FLEX_NR_ENGINES; i++) {
 		fdev->engines[i].fdev = fdev;
 		fdev->engines[i].id = i;

@@ -383,6 +383,7 @@ static int enqueue(struct flex_queue *q, struct list_head *jobs, u32 count,
 {
 	struct flex_device *fdev = q->fdev;
 	struct flex_job *job;
+	bool was_idle;
 	int err = 0;
 
 	spin_lock(&fdev->sched_lock);
@@ -396,7 +397,10 @@ static int enqueue(struct flex_queue *q, struct list_head *jobs, u32 count,
 		list_for_each_entry(job, jobs, link)
 			dma_fence_init(&job->fence, &flex_fence_ops, &job->lock,
 				       q->fence_context, ++q->submitted);
+		was_idle = list_empty(&q->pending);
 		list_splice_tail_init(jobs, &q->pending);
+		if (was_idle)
+			flex_sched_queue_update(q);
 		q->nr_jobs += count;
 		*seqno = q->submitted;
 	}

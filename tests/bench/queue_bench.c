@@ -5,6 +5,9 @@
  *   bench: null_ioctl_ns                 the cheapest ioctl of the device
  *   bench: submit_per_cb_vs_null_ioctl   per-CB cost of 64 NOP CBs submitted
  *                                        and waited, over the cheapest ioctl
+ *   bench: submit_per_cb_1024_idle_queues_vs_none
+ *                                        the same with 1024 idle queues open,
+ *                                        over the figure without them
  *   bench: dma_h2d_vs_memcpy             64 MiB DMA throughput over memcpy's
  *   bench: dma_d2h_vs_memcpy             of the same size in the same guest
  *   bench: submit_wait_roundtrip_us      one NOP CB submitted and waited
@@ -129,12 +132,39 @@ static void do_roundtrips(void *arg)
 		submit_wait(nops, 1);
 }
 
+/*
+ * The same NOP batches while other files hold IDLE_FILES * FLEX_MAX_QUEUES
+ * idle queues: the scheduler looks only at queues with work, so the ratio
+ * to the figure without them stays near 1.
+ */
+#define IDLE_FILES	16
+
+static double with_idle_queues(int batches)
+{
+	struct flex_queue_create qc = { .priority = FLEX_QUEUE_PRIO_NORMAL };
+	int fds[IDLE_FILES], i, j;
+	double t;
+
+	for (i = 0; i < IDLE_FILES; i++) {
+		fds[i] = open("/dev/flex0", O_RDWR);
+		if (fds[i] < 0)
+			die("open /dev/flex0 for idle queues");
+		for (j = 0; j < FLEX_MAX_QUEUES; j++)
+			if (ioctl(fds[i], FLEX_IOCTL_QUEUE_CREATE, &qc))
+				die("idle queue create");
+	}
+	t = best_time(do_nops, (void *)(long)batches);
+	for (i = 0; i < IDLE_FILES; i++)
+		close(fds[i]);
+	return t;
+}
+
 int main(int argc, char **argv)
 {
 	struct flex_queue_create qc = { .priority = FLEX_QUEUE_PRIO_NORMAL };
 	struct flex_queue_status st = { 0 };
 	struct flex_query q = { 0 };
-	double null_ioctl, t, memcpy_t;
+	double null_ioctl, t, t2, memcpy_t;
 	const int batches = 200, trips = 2000;
 
 	fd = open("/dev/flex0", O_RDWR);
@@ -158,6 +188,9 @@ int main(int argc, char **argv)
 	t = best_time(do_nops, (void *)(long)batches) / (batches * 64);
 	printf("bench: submit_per_cb_ns %.0f ns\n", t * 1e9);
 	printf("bench: submit_per_cb_vs_null_ioctl %.2f x\n", t / null_ioctl);
+	t2 = with_idle_queues(batches) / (batches * 64);
+	printf("bench: submit_per_cb_%d_idle_queues_vs_none %.2f x\n",
+	       IDLE_FILES * FLEX_MAX_QUEUES, t2 / t);
 	if (argc > 1 && !strcmp(argv[1], "--submit-only"))
 		return 0;
 
