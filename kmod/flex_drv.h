@@ -340,7 +340,7 @@ struct flex_job {
 	struct dma_fence_cb dep_cb;
 	bool dep_armed;
 	bool dep_failed;
-	bool exported;			/* in a sync_file: holds the module */
+	struct file *holder;		/* exported: holds the module */
 	struct llist_node pool_node;	/* in the pool of free jobs */
 	struct flex_fault fault;	/* set by the engine */
 	unsigned long deadline;		/* jiffies: FLEX_FAULT_TIMEOUT after */
@@ -434,6 +434,7 @@ int flex_sched_init(struct flex_device *fdev);
 void flex_sched_fini(struct flex_device *fdev);
 void flex_sched_kick(struct flex_device *fdev);
 void flex_sched_pause(struct flex_device *fdev, bool pause);
+struct file *flex_fence_holder_new(void);
 void flex_sched_queue_update(struct flex_queue *q);
 void flex_sched_queue_stop(struct flex_queue *q);
 void flex_sched_cancel_pending(struct flex_queue *q);

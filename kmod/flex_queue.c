@@ -342,6 +342,7 @@ int flex_fence_export_ioctl(struct flex_file *ff, void *data, struct flex_call *
 {
 	struct flex_fence_export *args = data;
 	struct dma_fence *fence = NULL;
+	struct file *holder;
 	struct sync_file *sync;
 	struct flex_queue *q;
 	int state, result, fd;
@@ -354,19 +355,25 @@ int flex_fence_export_ioctl(struct flex_file *ff, void *data, struct flex_call *
 	q = flex_queue_get(ff, args->queue_id);
 	if (!q)
 		return -ENOENT;
+	/* Allocated here, as the lock below is a spinlock; maybe not used. */
+	holder = flex_fence_holder_new();
+	if (IS_ERR(holder)) {
+		kref_put(&q->ref, flex_queue_free);
+		return PTR_ERR(holder);
+	}
 	spin_lock(&q->fdev->sched_lock);
 	state = seqno_state(q, args->seqno, &result, &fence);
 	if (state == 0) {
 		struct flex_job *job = container_of(fence, struct flex_job, fence);
 
 		/* A sync_file may outlive the device file: keep our fence ops. */
-		if (!job->exported) {
-			job->exported = true;
-			__module_get(THIS_MODULE);
-		}
+		if (!job->holder)
+			swap(job->holder, holder);
 	}
 	spin_unlock(&q->fdev->sched_lock);
 	kref_put(&q->ref, flex_queue_free);
+	if (holder)
+		fput(holder);
 	if (state < 0)
 		return state;
 	if (state == 1) {

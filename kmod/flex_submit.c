@@ -12,6 +12,8 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/anon_inodes.h>
+#include <linux/file.h>
 #include <linux/llist.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
@@ -120,15 +122,31 @@ static void pool_return(struct llist_node *pool)
 	}
 }
 
+/*
+ * An exported fence keeps the module, and so its fence ops, alive for as
+ * long as the sync_file holding it lives. The reference is a file's, as
+ * dma-buf's is its exporter's: the core drops it (__fput() puts the file's
+ * fops owner) after the fence's release has returned, never from this
+ * module's own text, which rmmod could free under a release still running.
+ */
+static const struct file_operations flex_fence_holder_fops = {
+	.owner = THIS_MODULE,
+};
+
+struct file *flex_fence_holder_new(void)
+{
+	return anon_inode_getfile("[flex-fence]", &flex_fence_holder_fops, NULL, O_RDONLY);
+}
+
 static void flex_fence_release(struct dma_fence *fence)
 {
 	struct flex_job *job = container_of(fence, struct flex_job, fence);
-	bool exported = job->exported;
+	struct file *holder = job->holder;
 
 	job_free(job);
-	/* An exported fence (a sync_file) kept the module, and its ops, alive. */
-	if (exported)
-		module_put(THIS_MODULE);
+	/* Deferred: __fput() runs from task work or a workqueue, later. */
+	if (holder)
+		fput(holder);
 }
 
 const struct dma_fence_ops flex_fence_ops = {
