@@ -114,7 +114,7 @@ check-debug: deps kselftests
 	cp -r Kbuild kmod uapi $(DEBUG_KMOD)/ && \
 	$(MAKE) -C $$kdir/build M=$(CURDIR)/$(DEBUG_KMOD) modules && \
 	{ tools/flex-vm --kernel-build $$kdir --module $(CURDIR)/$(DEBUG_KMOD)/kmod/flex.ko \
-		--timeout 1500 --out $(CURDIR)/$(DEBUG_RESULTS) $(VM_FLAGS) -- \
+		--timeout 2700 --out $(CURDIR)/$(DEBUG_RESULTS) $(VM_FLAGS) -- \
 		$(CURDIR)/tests/kselftest/run-all $(CURDIR)/$(KSFT_DIR) $(CURDIR)/$(DEBUG_RESULTS) \
 		$(CURDIR)/$(DEBUG_KMOD)/kmod/flex.ko; \
 	  echo "$$?" > $(DEBUG_RESULTS)/lane.rc; }; \
@@ -182,7 +182,9 @@ faults-debug: lanes-debug-kmod $(KSFT_DIR)/flex_faults
 # flex_fuzz, a structure-aware fuzzer of the ioctls, mmap and the netlink
 # family, runs in the VM lane. make check runs it for 25 s: it is installed
 # with the driver tests as build/kselftest/fuzz_short, which run-all runs
-# (in make check-debug too).
+# (in make check-debug too). build/kselftest/fuzz_volume then runs it with
+# --volume until it has issued 100,000 ioctls, or 1,000,000 under the debug
+# kernel.
 # make fuzz runs it for FUZZ_SECONDS, then trinity aimed at the device
 # nodes, in one VM boot; FUZZ_KERNEL=debug does so under the debug kernel of
 # check-debug; FUZZ_MODULE= loads a given flex.ko; FUZZ_ARGS= passes more
@@ -208,8 +210,11 @@ $(FUZZ_BIN): $(FUZZ_SRCS) tests/fuzz/fuzz.h uapi/linux/flex.h uapi/linux/flex_is
 
 # run-all runs every program in $(KSFT_DIR). Not trinity: under the debug
 # kernel it manages about 25 calls in 45 s (make fuzz runs it).
-kselftests: $(KSFT_DIR)/fuzz_short
+kselftests: $(KSFT_DIR)/fuzz_short $(KSFT_DIR)/fuzz_volume
 $(KSFT_DIR)/fuzz_short: tests/fuzz/fuzz_short.sh $(FUZZ_BIN)
+	@mkdir -p $(KSFT_DIR)
+	install -m 755 $< $@
+$(KSFT_DIR)/fuzz_volume: tests/fuzz/fuzz_volume.sh $(FUZZ_BIN)
 	@mkdir -p $(KSFT_DIR)
 	install -m 755 $< $@
 

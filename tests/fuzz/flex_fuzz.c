@@ -4,7 +4,7 @@
  * VM lane (tools/flex-vm) with the module loaded.
  *
  *   flex_fuzz [--seconds N] [--ioctls N] [--seed S] [--procs P]
- *             [--threads T] [--vfs V] [--no-kill] [--no-signals]
+ *             [--threads T] [--vfs V] [--no-kill] [--no-signals] [--volume]
  *
  * What it does. The supervisor (this process) enables V SR-IOV VFs, runs a
  * few deterministic probes, then forks P worker processes of T threads
@@ -98,6 +98,7 @@ static struct {
 	int have_seed;
 	int procs, threads, vfs;
 	int kill, signals;
+	int volume;
 } opt = {
 	.procs = 3, .threads = 3, .vfs = 2, .kill = 1, .signals = 1,
 };
@@ -330,39 +331,52 @@ void model_seqno(struct tctx *t, const struct snap *s, __u32 id, __u64 seqno)
 struct op {
 	const char *name;
 	void (*fn)(struct tctx *t);
-	unsigned int weight;
+	unsigned int weight;	/* how often it runs... */
+	unsigned int volume;	/* ...and with --volume */
 };
 
+/*
+ * --volume, for runs counted in ioctls (make check-debug's million): the
+ * ioctls, whose validation is what a count of calls measures, run far more
+ * often than mm, fork, netlink and sysfs operations, which cost a hundred
+ * times an ioctl under the debug kernel. Every operation still runs.
+ */
 static const struct op op_table[] = {
-	{ "submit",	op_submit,	220 },
-	{ "wait",	op_wait,	70 },
-	{ "fence",	op_fence,	45 },
-	{ "query",	op_query,	25 },
-	{ "acquire",	op_acquire,	60 },
-	{ "release",	op_release,	35 },
-	{ "info",	op_info,	30 },
-	{ "qcreate",	op_qcreate,	50 },
-	{ "qdestroy",	op_qdestroy,	25 },
-	{ "qreset",	op_qreset,	30 },
-	{ "qstatus",	op_qstatus,	35 },
-	{ "badnr",	op_badnr,	15 },
-	{ "poll",	op_poll,	15 },
-	{ "mmap",	op_mmap,	45 },
-	{ "munmap",	op_munmap,	25 },
-	{ "mremap",	op_mremap,	10 },
-	{ "madvise",	op_madvise,	15 },
-	{ "mprotect",	op_mprotect,	8 },
-	{ "touch",	op_touch,	60 },
-	{ "fork",	op_fork,	4 },
-	{ "reopen",	op_reopen,	6 },
-	{ "netlink",	op_netlink,	50 },
-	{ "nl_events",	op_nl_events,	12 },
-	{ "sysfs",	op_sysfs,	15 },
-	{ "pause",	op_pause,	2 },
-	{ "sriov",	op_sriov,	2 },
+	{ "submit",	op_submit,	220,	60 },
+	{ "wait",	op_wait,	70,	50 },
+	{ "fence",	op_fence,	45,	40 },
+	{ "query",	op_query,	25,	50 },
+	{ "acquire",	op_acquire,	60,	30 },
+	{ "release",	op_release,	35,	20 },
+	{ "info",	op_info,	30,	50 },
+	{ "qcreate",	op_qcreate,	50,	30 },
+	{ "qdestroy",	op_qdestroy,	25,	15 },
+	{ "qreset",	op_qreset,	30,	40 },
+	{ "qstatus",	op_qstatus,	35,	50 },
+	{ "badnr",	op_badnr,	15,	30 },
+	{ "poll",	op_poll,	15,	10 },
+	{ "mmap",	op_mmap,	45,	4 },
+	{ "munmap",	op_munmap,	25,	2 },
+	{ "mremap",	op_mremap,	10,	1 },
+	{ "madvise",	op_madvise,	15,	1 },
+	{ "mprotect",	op_mprotect,	8,	1 },
+	{ "touch",	op_touch,	60,	4 },
+	{ "fork",	op_fork,	4,	1 },
+	{ "reopen",	op_reopen,	6,	2 },
+	{ "netlink",	op_netlink,	50,	2 },
+	{ "nl_events",	op_nl_events,	12,	1 },
+	{ "sysfs",	op_sysfs,	15,	1 },
+	{ "pause",	op_pause,	2,	1 },
+	{ "sriov",	op_sriov,	2,	1 },
 };
 
 #define NR_OPS	(sizeof(op_table) / sizeof(op_table[0]))
+_Static_assert(NR_OPS <= MAX_OPS, "MAX_OPS is too small for op_table[]");
+
+static unsigned int op_weight(const struct op *op)
+{
+	return opt.volume ? op->volume : op->weight;
+}
 
 static const struct op *pick_op(struct rng *r)
 {
@@ -371,12 +385,12 @@ static const struct op *pick_op(struct rng *r)
 
 	if (!total)
 		for (i = 0; i < NR_OPS; i++)
-			total += op_table[i].weight;
+			total += op_weight(&op_table[i]);
 	x = rnd(r, total);
 	for (i = 0; i < NR_OPS; i++) {
-		if (x < op_table[i].weight)
+		if (x < op_weight(&op_table[i]))
 			return &op_table[i];
-		x -= op_table[i].weight;
+		x -= op_weight(&op_table[i]);
 	}
 	return &op_table[0];
 }
@@ -431,10 +445,13 @@ static void *thread_main(void *arg)
 	}
 	while (!stopping()) {
 		const struct op *op = pick_op(&t->r);
+		int64_t t0 = now_ns();
 
 		snprintf(t->why, sizeof(t->why), "%s", op->name);
 		op->fn(t);
 		t->ops++;
+		count(&sh->op_runs[op - op_table], 1);
+		count(&sh->op_ns[op - op_table], now_ns() - t0);
 	}
 	nl_thread_fini(t);
 	return NULL;
@@ -786,8 +803,10 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: flex_fuzz [--seconds N] [--ioctls N] [--seed S] [--procs P]\n"
 		"                 [--threads T] [--vfs V] [--no-kill] [--no-signals]\n"
+		"                 [--volume]\n"
 		"Fuzz /dev/flex0 and its VFs for N seconds (default 30) or N ioctls in all;\n"
-		"--seed S replays a run (its seed is printed first).\n");
+		"--seed S replays a run (its seed is printed first); --volume weights the\n"
+		"operations towards ioctls, for runs counted in ioctls.\n");
 	exit(2);
 }
 
@@ -802,6 +821,7 @@ static void parse_args(int argc, char **argv)
 		{ "vfs", required_argument, NULL, 'v' },
 		{ "no-kill", no_argument, NULL, 'K' },
 		{ "no-signals", no_argument, NULL, 'G' },
+		{ "volume", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -817,6 +837,7 @@ static void parse_args(int argc, char **argv)
 		case 'v': opt.vfs = atoi(optarg); break;
 		case 'K': opt.kill = 0; break;
 		case 'G': opt.signals = 0; break;
+		case 'V': opt.volume = 1; break;
 		default: usage();
 		}
 	}
@@ -844,9 +865,9 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("fuzz: seed %" PRIu64 "\n", opt.seed);
 	printf("TAP version 13\n");
-	printf("# %d procs x %d threads, %u s, ioctl budget %" PRIu64 ", %d VFs; replay with "
+	printf("# %d procs x %d threads, %u s, ioctl budget %" PRIu64 ", %d VFs%s; replay with "
 	       "--seed %" PRIu64 "\n", opt.procs, opt.threads, opt.seconds, opt.ioctls, opt.vfs,
-	       opt.seed);
+	       opt.volume ? ", --volume" : "", opt.seed);
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {
@@ -936,6 +957,10 @@ int main(int argc, char **argv)
 		usleep(20000);
 	}
 	secs = (now_ns() - start) / 1e9;
+	if (opt.ioctls && opt.seconds)
+		tap(load(&sh->ioctls) >= opt.ioctls, "budget: %" PRIu64 " ioctls issued within the "
+		    "%u s limit (issued %" PRIu64 " in %.0f s)", opt.ioctls, opt.seconds,
+		    load(&sh->ioctls), secs);
 
 	/* Stop: every thread finishes its call and the workers exit. */
 	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
@@ -1029,6 +1054,11 @@ int main(int argc, char **argv)
 	v = settle("/sys/module/flex/refcnt", 0, 3000);
 	tap(v == 0, "teardown: /sys/module/flex/refcnt is 0, no reference leaked (got %lld)", v);
 
+	/* Where the workers' time went, for tuning op_table[]'s weights. */
+	for (i = 0; i < (int)NR_OPS; i++)
+		printf("# op %-10s %9" PRIu64 " runs %8.1f s %9.1f us each\n", op_table[i].name,
+		       load(&sh->op_runs[i]), load(&sh->op_ns[i]) / 1e9,
+		       load(&sh->op_runs[i]) ? load(&sh->op_ns[i]) / 1e3 / load(&sh->op_runs[i]) : 0);
 	printf("fuzz: ioctls %" PRIu64 " calls\n", load(&sh->ioctls));
 	printf("fuzz: netlink %" PRIu64 " calls\n", load(&sh->netlink));
 	printf("fuzz: seconds %.0f s\n", secs);

@@ -83,6 +83,7 @@ enum ioctl_kind {
 	NR_KINDS
 };
 
+#define MAX_OPS		32	/* op_table[] entries */
 #define NR_ERRNO	136	/* histogram buckets; the last one is "other" */
 
 /* ---- the page shared by every process of a run ---- */
@@ -116,6 +117,8 @@ struct shared {
 	uint64_t fault_codes[16];	/* QUEUE_STATUS fault_code seen */
 
 	uint64_t calls[NR_KINDS];
+	uint64_t op_runs[MAX_OPS];	/* op_table[] entries run... */
+	uint64_t op_ns[MAX_OPS];	/* ...and the time they took */
 	uint64_t hist[NR_KINDS][NR_ERRNO];	/* [0] success, [e] errno e */
 
 	/* Every violation counts in one of these... */
