@@ -18,6 +18,11 @@
  * equal to an elementwise input streams in place. Between blocks the CB
  * checks for cancellation and its time limit (flex_job_check()); a CB
  * stopped there may have written part of its output.
+ *
+ * Floating-point operands are widened to binary32 in the scratchpad, the
+ * arithmetic runs in flex_fpu.c inside short kernel_fpu_begin() sections
+ * (a row of a matmul block, a chunk of an elementwise instruction), and
+ * results are narrowed back to their type.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -29,7 +34,10 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include <asm/fpu/api.h>
+
 #include "flex_drv.h"
+#include "flex_fpu.h"
 
 /* Matmul blocks, in elements: C is MB x NB, A is MB x KB, B is KB x NB. */
 #define MB	64
@@ -55,16 +63,54 @@ struct op_info {
 };
 
 #define DT(x) BIT(FLEX_DT_##x)
+#define DT_FLOAT (DT(F32) | DT(BF16) | DT(F16))
 
 static const struct op_info op_info[] = {
 	[FLEX_OP_END]	 = { 0, DT(I32), 0 },
 	[FLEX_OP_COPY]	 = { 3, DT(I32), 0 },
-	[FLEX_OP_FILL]	 = { 3, DT(I32), 0 },
-	[FLEX_OP_ADD]	 = { 8, DT(I32), 0 },
-	[FLEX_OP_MUL]	 = { 8, DT(I32), 0 },
-	[FLEX_OP_RELU]	 = { 6, DT(I32), 0 },
-	[FLEX_OP_MATMUL] = { 10, DT(I32) | DT(I8), FLEX_INSN_ACCUMULATE },
+	[FLEX_OP_FILL]	 = { 3, DT(I32) | DT(I8) | DT_FLOAT, 0 },
+	[FLEX_OP_ADD]	 = { 8, DT(I32) | DT_FLOAT, 0 },
+	[FLEX_OP_MUL]	 = { 8, DT(I32) | DT_FLOAT, 0 },
+	[FLEX_OP_RELU]	 = { 6, DT(I32) | DT_FLOAT, 0 },
+	[FLEX_OP_MATMUL] = { 10, DT(I32) | DT(I8) | DT_FLOAT, FLEX_INSN_ACCUMULATE },
 };
+
+/* Bytes per element of a type. */
+static size_t dt_size(u8 dt)
+{
+	switch (dt) {
+	case FLEX_DT_I8:
+		return 1;
+	case FLEX_DT_BF16:
+	case FLEX_DT_F16:
+		return 2;
+	default:
+		return 4;
+	}
+}
+
+/* Widens the first @n 16-bit elements of @buf to binary32, in place. */
+static void widen(u8 dt, void *buf, size_t n)
+{
+	const u16 *h = buf;
+	u32 *f = buf;
+	size_t i;
+
+	/* From the end: element i's result covers halves 2i and 2i + 1 >= i. */
+	for (i = n; i-- > 0;)
+		f[i] = dt == FLEX_DT_BF16 ? flex_bf16_to_f32(h[i]) : flex_f16_to_f32(h[i]);
+}
+
+/* Narrows the first @n binary32 elements of @buf to @dt, in place. */
+static void narrow(u8 dt, void *buf, size_t n)
+{
+	const u32 *f = buf;
+	u16 *h = buf;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h[i] = dt == FLEX_DT_BF16 ? flex_f32_to_bf16(f[i]) : flex_f32_to_f16(f[i]);
+}
 
 struct exec {
 	struct flex_job *job;
@@ -110,7 +156,7 @@ static int check_insn(const struct flex_insn *in, bool last, u32 n_slots)
 	if (in->op >= ARRAY_SIZE(op_info) || (in->op == FLEX_OP_END) != last)
 		return -ENOEXEC;
 	info = &op_info[in->op];
-	if (in->dtype > FLEX_DT_I8 || !(info->dtypes & BIT(in->dtype)) ||
+	if (in->dtype > FLEX_DT_F16 || !(info->dtypes & BIT(in->dtype)) ||
 	    in->flags & ~info->flags || in->reserved)
 		return -ENOEXEC;
 	for (i = 0; i < FLEX_INSN_ARGS; i++) {
@@ -293,10 +339,26 @@ static void mac_block(const struct exec *x, bool i8, u64 mb, u64 nb, u64 kb)
 	}
 }
 
+/* The same in binary32, a row of C per FPU section. */
+static void mac_block_fp(const struct exec *x, u64 mb, u64 nb, u64 kb)
+{
+	u32 *c = (u32 *)x->s->c;
+	const u32 *a = (const u32 *)x->s->a, *b = (const u32 *)x->s->b;
+	u64 ii;
+
+	for (ii = 0; ii < mb; ii++) {
+		kernel_fpu_begin();
+		flex_fpu_mac_row(c + ii * NB, a + ii * KB, b, nb, kb, NB);
+		kernel_fpu_end();
+	}
+}
+
 static int op_matmul(struct exec *x, const struct flex_insn *in)
 {
-	bool i8 = in->dtype == FLEX_DT_I8;
-	size_t es = i8 ? 1 : 4;
+	u8 dt = in->dtype;
+	bool i8 = dt == FLEX_DT_I8, fp = BIT(dt) & DT_FLOAT;
+	/* Elements of A and B, and of C: int8 inputs sum into int32. */
+	size_t es = dt_size(dt), ces = i8 ? 4 : es;
 	u64 m, n, k, ldc, lda, ldb, acc = 0, cspan, aspan = 0, bspan = 0;
 	u64 i0, j0, k0, mb, nb, kb, r;
 	struct operand c, a, b;
@@ -324,12 +386,12 @@ static int op_matmul(struct exec *x, const struct flex_insn *in)
 		err = span(x, m, k, lda, &aspan) ?: span(x, k, n, ldb, &bspan) ?:
 		      check_in(x, &a, aspan * es) ?: check_in(x, &b, bspan * es);
 	if (!err)
-		err = check_out(x, &c, m, n * 4, ldc * 4);
+		err = check_out(x, &c, m, n * ces, ldc * ces);
 	if (!err && k)
-		err = snapshot_if_overlapping(x, &a, aspan * es, &c, cspan * 4, false) ?:
-		      snapshot_if_overlapping(x, &b, bspan * es, &c, cspan * 4, false);
+		err = snapshot_if_overlapping(x, &a, aspan * es, &c, cspan * ces, false) ?:
+		      snapshot_if_overlapping(x, &b, bspan * es, &c, cspan * ces, false);
 	if (!err)
-		err = back_out(x, &c, m, n * 4, ldc * 4);
+		err = back_out(x, &c, m, n * ces, ldc * ces);
 	if (err)
 		return err;
 
@@ -340,8 +402,10 @@ static int op_matmul(struct exec *x, const struct flex_insn *in)
 			if (!acc)
 				memset(x->s->c, 0, sizeof(x->s->c));
 			for (r = 0; acc && r < mb && !err; r++)
-				err = op_read(x, &c, ((i0 + r) * ldc + j0) * 4,
-					      x->s->c + r * NB * 4, nb * 4);
+				err = op_read(x, &c, ((i0 + r) * ldc + j0) * ces,
+					      x->s->c + r * NB * ces, nb * ces);
+			if (acc && ces == 2)
+				widen(dt, x->s->c, mb * NB);
 			for (k0 = 0; k0 < k && !err; k0 += KB) {
 				kb = min_t(u64, KB, k - k0);
 				err = flex_job_check(x->job);
@@ -351,13 +415,21 @@ static int op_matmul(struct exec *x, const struct flex_insn *in)
 				for (r = 0; r < kb && !err; r++)
 					err = op_read(x, &b, ((k0 + r) * ldb + j0) * es,
 						      x->s->b + r * NB * es, nb * es);
-				if (!err)
+				if (!err && es == 2) {
+					widen(dt, x->s->a, mb * KB);
+					widen(dt, x->s->b, kb * NB);
+				}
+				if (!err && fp)
+					mac_block_fp(x, mb, nb, kb);
+				else if (!err)
 					mac_block(x, i8, mb, nb, kb);
 				cond_resched();
 			}
+			if (ces == 2)
+				narrow(dt, x->s->c, mb * NB);
 			for (r = 0; r < mb && !err; r++)
-				err = op_write(x, &c, ((i0 + r) * ldc + j0) * 4,
-					       x->s->c + r * NB * 4, nb * 4);
+				err = op_write(x, &c, ((i0 + r) * ldc + j0) * ces,
+					       x->s->c + r * NB * ces, nb * ces);
 			if (err)
 				return err;
 		}
@@ -365,10 +437,25 @@ static int op_matmul(struct exec *x, const struct flex_insn *in)
 	return 0;
 }
 
-/* ADD, MUL (two inputs) and RELU (one), over rows x cols int32. */
+/* w binary32 results of ADD, MUL or RELU, in one FPU section. */
+static void elementwise_fp(u8 op, u32 *out, const u32 *a, const u32 *b, u64 w)
+{
+	kernel_fpu_begin();
+	if (op == FLEX_OP_ADD)
+		flex_fpu_add(out, a, b, w);
+	else if (op == FLEX_OP_MUL)
+		flex_fpu_mul(out, a, b, w);
+	else
+		flex_fpu_relu(out, a, w);
+	kernel_fpu_end();
+}
+
+/* ADD, MUL (two inputs) and RELU (one), over rows x cols elements. */
 static int op_elementwise(struct exec *x, const struct flex_insn *in)
 {
 	bool binary = in->op != FLEX_OP_RELU;
+	u8 dt = in->dtype;
+	size_t es = dt_size(dt);
 	u64 rows, cols, ldd, lda, ldb = 0, dspan, aspan, bspan = 0, i, c0, j, w;
 	struct operand d, a, b;
 	u32 *ab = (u32 *)x->s->a, *bb = (u32 *)x->s->c, *out = (u32 *)x->s->b;
@@ -392,18 +479,18 @@ static int op_elementwise(struct exec *x, const struct flex_insn *in)
 		return flex_job_fault(x->job, -E2BIG, FLEX_NO_REGION, 0);
 
 	err = span(x, rows, cols, ldd, &dspan) ?: span(x, rows, cols, lda, &aspan) ?:
-	      check_in(x, &a, aspan * 4);
+	      check_in(x, &a, aspan * es);
 	if (!err && binary)
-		err = span(x, rows, cols, ldb, &bspan) ?: check_in(x, &b, bspan * 4);
+		err = span(x, rows, cols, ldb, &bspan) ?: check_in(x, &b, bspan * es);
 	if (!err)
-		err = check_out(x, &d, rows, cols * 4, ldd * 4) ?:
-		      snapshot_if_overlapping(x, &a, aspan * 4, &d, dspan * 4,
+		err = check_out(x, &d, rows, cols * es, ldd * es) ?:
+		      snapshot_if_overlapping(x, &a, aspan * es, &d, dspan * es,
 					      a.offset == d.offset && lda == ldd);
 	if (!err && binary)
-		err = snapshot_if_overlapping(x, &b, bspan * 4, &d, dspan * 4,
+		err = snapshot_if_overlapping(x, &b, bspan * es, &d, dspan * es,
 					      b.offset == d.offset && ldb == ldd);
 	if (!err)
-		err = back_out(x, &d, rows, cols * 4, ldd * 4);
+		err = back_out(x, &d, rows, cols * es, ldd * es);
 	if (err)
 		return err;
 
@@ -411,12 +498,19 @@ static int op_elementwise(struct exec *x, const struct flex_insn *in)
 		for (c0 = 0; c0 < cols; c0 += w) {
 			w = min(chunk, cols - c0);
 			err = flex_job_check(x->job) ?:
-			      op_read(x, &a, (i * lda + c0) * 4, ab, w * 4);
+			      op_read(x, &a, (i * lda + c0) * es, ab, w * es);
 			if (!err && binary)
-				err = op_read(x, &b, (i * ldb + c0) * 4, bb, w * 4);
+				err = op_read(x, &b, (i * ldb + c0) * es, bb, w * es);
 			if (err)
 				return err;
-			for (j = 0; j < w; j++) {
+			if (es == 2) {
+				widen(dt, ab, w);
+				if (binary)
+					widen(dt, bb, w);
+			}
+			if (dt != FLEX_DT_I32)
+				elementwise_fp(in->op, out, ab, bb, w);
+			for (j = 0; dt == FLEX_DT_I32 && j < w; j++) {
 				if (in->op == FLEX_OP_ADD)
 					out[j] = ab[j] + bb[j];
 				else if (in->op == FLEX_OP_MUL)
@@ -424,7 +518,9 @@ static int op_elementwise(struct exec *x, const struct flex_insn *in)
 				else
 					out[j] = (s32)ab[j] > 0 ? ab[j] : 0;
 			}
-			err = op_write(x, &d, (i * ldd + c0) * 4, out, w * 4);
+			if (es == 2)
+				narrow(dt, out, w);
+			err = op_write(x, &d, (i * ldd + c0) * es, out, w * es);
 			if (err)
 				return err;
 		}
@@ -434,10 +530,11 @@ static int op_elementwise(struct exec *x, const struct flex_insn *in)
 	return 0;
 }
 
-/* COPY (bytes, memmove-like) and FILL (int32 elements). */
+/* COPY (bytes, memmove-like) and FILL (elements of its type). */
 static int op_copy_fill(struct exec *x, const struct flex_insn *in)
 {
 	bool fill = in->op == FLEX_OP_FILL;
+	size_t es = dt_size(in->dtype);
 	u64 count, value = 0, bytes, done, at, n, i;
 	bool backward = false;
 	struct operand d, s;
@@ -451,13 +548,14 @@ static int op_copy_fill(struct exec *x, const struct flex_insn *in)
 		err = scalar(x, in->arg[fill ? 1 : 2], &count);
 	if (!err && fill)
 		err = scalar(x, in->arg[2], &value);
-	if (err == -E2BIG)
-		return flex_job_fault(x->job, err, FLEX_NO_REGION, 0);
+	/* A FILL value is an element's bit pattern: it must fit one. */
+	if (err == -E2BIG || (!err && fill && es < 4 && value >> (8 * es)))
+		return flex_job_fault(x->job, -E2BIG, FLEX_NO_REGION, 0);
 	if (err || !count)
 		return err;
-	bytes = fill ? count * 4 : count;
-	if (bytes > FLEX_ISA_MAX_ELEMENTS * 4ULL)
+	if (fill ? count > FLEX_ISA_MAX_ELEMENTS : count > FLEX_ISA_MAX_ELEMENTS * 4ULL)
 		return flex_job_fault(x->job, -E2BIG, FLEX_NO_REGION, 0);
+	bytes = fill ? count * es : count;
 
 	err = (fill ? 0 : check_in(x, &s, bytes)) ?:
 	      check_out(x, &d, 1, bytes, bytes) ?: back_out(x, &d, 1, bytes, bytes);
@@ -465,8 +563,14 @@ static int op_copy_fill(struct exec *x, const struct flex_insn *in)
 		return err;
 
 	if (fill) {
-		for (i = 0; i < min_t(u64, count, CHUNK / 4); i++)
-			buf[i] = value;
+		for (i = 0; i < min_t(u64, count, CHUNK / es); i++) {
+			if (es == 1)
+				((u8 *)buf)[i] = value;
+			else if (es == 2)
+				((u16 *)buf)[i] = value;
+			else
+				buf[i] = value;
+		}
 	} else {
 		/* memmove: copy from the end when the destination is above. */
 		backward = s.r == d.r && d.offset > s.offset;

@@ -25,6 +25,9 @@ $(KSFT_LIBFLEX): KSFT_LIBS := $(BUILD)/libflex.a
 $(KSFT_DIR)/libflex_plan_test: $(BUILD)/flex-plan-gen $(BUILD)/flex-run tools/flex-run/npy.c \
 	tools/flex-run/npy.h
 
+# compute_test's float references use fabs() and _Float16 conversions.
+$(KSFT_DIR)/compute_test: KSFT_LIBS = -lm
+
 # netlink_test talks to the flex genetlink family through libnl-genl-3.
 $(KSFT_DIR)/netlink_test: uapi/linux/flex_netlink.h
 $(KSFT_DIR)/netlink_test: KSFT_LIBS = $(shell pkg-config --cflags --libs libnl-genl-3.0)

@@ -31,16 +31,18 @@ struct op_desc {
 };
 
 #define DT(x) (1U << FLEX_DT_##x)
+/* The floating-point types, since the driver's UAPI minor 3. */
+#define DT_FLOAT (DT(F32) | DT(BF16) | DT(F16))
 
 static const struct op_desc ops[] = {
 	[FLEX_OP_END] = { "END", 0, DT(I32), 0 },
 	[FLEX_OP_COPY] = { "COPY", 3, DT(I32), 0 },
-	[FLEX_OP_FILL] = { "FILL", 3, DT(I32), 0 },
-	[FLEX_OP_ADD] = { "ADD", 8, DT(I32), 0 },
-	[FLEX_OP_MUL] = { "MUL", 8, DT(I32), 0 },
-	[FLEX_OP_RELU] = { "RELU", 6, DT(I32), 0 },
+	[FLEX_OP_FILL] = { "FILL", 3, DT(I32) | DT(I8) | DT_FLOAT, 0 },
+	[FLEX_OP_ADD] = { "ADD", 8, DT(I32) | DT_FLOAT, 0 },
+	[FLEX_OP_MUL] = { "MUL", 8, DT(I32) | DT_FLOAT, 0 },
+	[FLEX_OP_RELU] = { "RELU", 6, DT(I32) | DT_FLOAT, 0 },
 	/* arg[9]: accumulate (the contract's ISA addition). */
-	[FLEX_OP_MATMUL] = { "MATMUL", 10, DT(I32) | DT(I8), FLEX_INSN_ACCUMULATE },
+	[FLEX_OP_MATMUL] = { "MATMUL", 10, DT(I32) | DT(I8) | DT_FLOAT, FLEX_INSN_ACCUMULATE },
 };
 
 #define N_OPS (sizeof(ops) / sizeof(ops[0]))

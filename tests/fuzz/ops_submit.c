@@ -64,6 +64,17 @@ static __u64 operand(struct pctx *c, __u64 v)
 	return v;
 }
 
+/*
+ * A type for ADD, MUL, RELU and a non-int8 MATMUL: int32 or a float
+ * (element sizes are 4 or 2, so the 4-byte sizes above cover them).
+ */
+static __u8 ew_dtype(struct rng *r)
+{
+	static const __u8 t[] = { FLEX_DT_I32, FLEX_DT_F32, FLEX_DT_BF16, FLEX_DT_F16 };
+
+	return t[rnd(r, 4)];
+}
+
 static void emit(struct pctx *c, __u8 op, __u8 dtype, __u16 flags, int n, const __u64 *a)
 {
 	struct flex_insn *in = &c->p->insn[c->p->h.n_insns++];
@@ -97,7 +108,8 @@ static void gen_insn(struct pctx *c)
 		a[0] = addr(c, bytes);
 		a[1] = bytes / 4;
 		a[2] = (__u32)rnd64(r);
-		emit(c, FLEX_OP_FILL, FLEX_DT_I32, 0, 3, a);
+		/* Any type; a value wider than a 16-bit or int8 element faults. */
+		emit(c, FLEX_OP_FILL, rnd(r, FLEX_DT_F16 + 1), 0, 3, a);
 		break;
 	case FLEX_OP_ADD:
 	case FLEX_OP_MUL:
@@ -110,7 +122,7 @@ static void gen_insn(struct pctx *c)
 		a[5] = ld0;
 		a[6] = ld1;
 		a[7] = ld2;
-		emit(c, chance(r, 50) ? FLEX_OP_ADD : FLEX_OP_MUL, FLEX_DT_I32, 0, 8, a);
+		emit(c, chance(r, 50) ? FLEX_OP_ADD : FLEX_OP_MUL, ew_dtype(r), 0, 8, a);
 		break;
 	case FLEX_OP_RELU:
 		bytes = 4ULL * rows * (ld0 > ld1 ? ld0 : ld1);
@@ -120,7 +132,7 @@ static void gen_insn(struct pctx *c)
 		a[3] = cols;
 		a[4] = ld0;
 		a[5] = ld1;
-		emit(c, FLEX_OP_RELU, FLEX_DT_I32, 0, 6, a);
+		emit(c, FLEX_OP_RELU, ew_dtype(r), 0, 6, a);
 		break;
 	default: {	/* MATMUL C[MxN] (+)= A[MxK].B[KxN] */
 		__u32 m = rows, n = cols, kk = k;
@@ -137,7 +149,7 @@ static void gen_insn(struct pctx *c)
 		a[7] = lda;
 		a[8] = ldb;
 		a[9] = chance(r, 20);
-		emit(c, FLEX_OP_MATMUL, i8 ? FLEX_DT_I8 : FLEX_DT_I32,
+		emit(c, FLEX_OP_MATMUL, i8 ? FLEX_DT_I8 : ew_dtype(r),
 		     chance(r, 20) ? FLEX_INSN_ACCUMULATE : 0, 10, a);
 		break;
 	}
@@ -165,7 +177,7 @@ static void mutate(struct rng *r, struct prog *p, size_t len)
 		in->op = rnd(r, 2) ? rnd(r, 8) : rnd(r, 256);
 		break;
 	case 3:
-		in->dtype = rnd(r, 4);
+		in->dtype = rnd(r, FLEX_DT_F16 + 2);
 		in->flags = rnd(r, 4);
 		break;
 	case 4:

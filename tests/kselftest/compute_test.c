@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * flex compute engine and device ISA (uapi/linux/flex_isa.h): matmul and
- * element-wise results against a CPU reference, copy and fill, program
+ * element-wise results against a CPU reference, in int32, int8 and the
+ * floating-point types (bit for bit, or within a stated bound for float
+ * matmul sums), rounding, copy and fill, program
  * correction (one binary, many launches and tiles), a fault with the right
  * code, instruction and address for every out-of-bounds case, every
  * validation rule, the device limits, and isolation of two VFs by program
@@ -10,6 +12,7 @@
  * Programs and tensors go to device memory through mmap()ed regions; one
  * test reads its result back by DMA instead.
  */
+#include <math.h>
 #include <sys/mman.h>
 
 #include "kselftest_harness.h"
@@ -499,6 +502,429 @@ TEST_F(c, elementwise_add_mul_relu_with_strides)
 	for (o = 0; o < 3; o++)
 		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 			check_elementwise(_metadata, self, ops[o], &cases[i], o * 100 + i);
+}
+
+/*
+ * Floating point (UAPI minor 3). The references are independent of the
+ * driver's conversion code: binary16 through the compiler's _Float16,
+ * bfloat16 by choosing the nearer of the two candidates in double. The
+ * test is built with -ffp-contract=off semantics by writing each product
+ * and sum as its own statement.
+ */
+
+static const char *dt_name(__u8 dt)
+{
+	return dt == FLEX_DT_F32 ? "f32" : dt == FLEX_DT_BF16 ? "bf16" : "f16";
+}
+
+static size_t dt_bytes(__u8 dt)
+{
+	return dt == FLEX_DT_F32 ? 4 : 2;
+}
+
+static float f_of(__u32 bits)
+{
+	float f;
+
+	memcpy(&f, &bits, 4);
+	return f;
+}
+
+static __u32 bits_of(float f)
+{
+	__u32 b;
+
+	memcpy(&b, &f, 4);
+	return b;
+}
+
+/* binary32 -> bfloat16, to nearest, ties to even, by comparing candidates. */
+static __u16 ref_to_bf16(float f)
+{
+	__u32 b = bits_of(f), lo = b & 0xffff0000u, hi = lo + 0x10000u;
+	double dlo, dhi, d = f;
+
+	if (f != f)
+		return (b >> 16) | 0x40;
+	if ((b & 0xffff) == 0)
+		return b >> 16;
+	dlo = f_of(lo);
+	dhi = (hi & 0x7f800000u) == 0x7f800000u ? (d > 0 ? INFINITY : -INFINITY) : f_of(hi);
+	if ((b & 0x7fffffffu) >= 0x7f7f8000u)	/* rounds past the largest bf16 */
+		return (b >> 16 & 0x8000) | 0x7f80;
+	if (fabs(d - dlo) < fabs(dhi - d))
+		return lo >> 16;
+	if (fabs(d - dlo) > fabs(dhi - d))
+		return hi >> 16;
+	return ((lo >> 16) & 1) ? hi >> 16 : lo >> 16;
+}
+
+static __u16 ref_to_f16(float f)
+{
+	_Float16 h = (_Float16)f;
+	__u16 b;
+
+	memcpy(&b, &h, 2);
+	return b;
+}
+
+static float ref_from_f16(__u16 b)
+{
+	_Float16 h;
+
+	memcpy(&h, &b, 2);
+	return (float)h;
+}
+
+/* The value of element i of an array of type dt, as binary32. */
+static float fget(const void *base, size_t i, __u8 dt)
+{
+	if (dt == FLEX_DT_F32)
+		return ((const float *)base)[i];
+	if (dt == FLEX_DT_BF16)
+		return f_of((__u32)((const __u16 *)base)[i] << 16);
+	return ref_from_f16(((const __u16 *)base)[i]);
+}
+
+/* Stores binary32 v, rounded to dt, as element i. */
+static void fput(void *base, size_t i, __u8 dt, float v)
+{
+	if (dt == FLEX_DT_F32)
+		((float *)base)[i] = v;
+	else if (dt == FLEX_DT_BF16)
+		((__u16 *)base)[i] = ref_to_bf16(v);
+	else
+		((__u16 *)base)[i] = ref_to_f16(v);
+}
+
+static __u32 raw(const void *base, size_t i, __u8 dt)
+{
+	return dt == FLEX_DT_F32 ? ((const __u32 *)base)[i] : ((const __u16 *)base)[i];
+}
+
+/* n random elements of dt in [-2, 2), exactly representable (seeded). */
+static void frandom(void *base, size_t n, __u8 dt, __u32 seed)
+{
+	__u32 s = seed * 2654435761u + 7;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		fput(base, i, dt, (float)((int)(next_rand(&s) >> 8) - (1 << 23)) / (1 << 22));
+}
+
+/* Unit roundoff of each type: half its epsilon. */
+static double unit_roundoff(__u8 dt)
+{
+	return dt == FLEX_DT_F32 ? 0x1p-24 : dt == FLEX_DT_BF16 ? 0x1p-8 : 0x1p-11;
+}
+
+/*
+ * A float MATMUL against a double-precision reference, with the standard
+ * bound for a sum of K products in binary32 plus the output's rounding:
+ * |got - exact| <= (K + 2) u32 sum |a||b| + u_t |exact| + the smallest
+ * subnormal of the type.
+ */
+static void check_fmatmul(struct __test_metadata *_metadata, FIXTURE_DATA(c) *self,
+			  const struct mm_case *s, __u8 dt, int acc, __u32 seed)
+{
+	size_t es = dt_bytes(dt), cn = (size_t)s->m * s->ldc, i, j, kk, bad = 0;
+	void *c0 = malloc(cn * es), *got = self->d + OFF_C;
+	const void *a = self->d + OFF_A, *b = self->d + OFF_B;
+	double worst = 0;
+	struct prog pr;
+	char name[96];
+
+	ASSERT_NE(NULL, c0);
+	snprintf(name, sizeof(name), "%s %ux%ux%u lda %u ldb %u ldc %u%s", dt_name(dt),
+		 s->m, s->n, s->k, s->lda, s->ldb, s->ldc, acc ? " accumulate" : "");
+	frandom(self->d + OFF_A, (size_t)s->m * s->lda, dt, seed);
+	frandom(self->d + OFF_B, (size_t)s->k * s->ldb, dt, seed + 1000);
+	frandom(got, cn, dt, seed + 2000);
+	memcpy(c0, got, cn * es);
+
+	prog_init(&pr, 0);
+	emit_matmul(&pr, dt, acc ? FLEX_INSN_ACCUMULATE : 0, FLEX_ADDR(0, OFF_C),
+		    FLEX_ADDR(0, OFF_A), FLEX_ADDR(0, OFF_B), s->m, s->n, s->k,
+		    s->ldc, s->lda, s->ldb);
+	emit_end(&pr);
+	ASSERT_EQ(0, run_prog(self, &pr)) TH_LOG("%s", name);
+
+	for (i = 0; i < s->m; i++) {
+		for (j = 0; j < s->ldc; j++) {
+			size_t at = i * s->ldc + j;
+			double exact = acc ? fget(c0, at, dt) : 0, mag = fabs(exact), err, bound;
+
+			if (j >= s->n) {	/* between rows: untouched */
+				if (raw(got, at, dt) != raw(c0, at, dt) && !bad++)
+					TH_LOG("%s: padding [%zu][%zu] changed", name, i, j);
+				continue;
+			}
+			for (kk = 0; kk < s->k; kk++) {
+				double p = (double)fget(a, i * s->lda + kk, dt) *
+					   fget(b, kk * s->ldb + j, dt);
+
+				exact += p;
+				mag += fabs(p);
+			}
+			err = fabs(fget(got, at, dt) - exact);
+			bound = (s->k + 2) * 0x1p-24 * mag + unit_roundoff(dt) * fabs(exact) +
+				(dt == FLEX_DT_F16 ? 0x1p-24 : 0x1p-133);
+			if (err > worst)
+				worst = err;
+			if (!(err <= bound) && !bad++)
+				TH_LOG("%s: [%zu][%zu] expected %.9g within %.3g, got %.9g", name,
+				       i, j, exact, bound, fget(got, at, dt));
+		}
+	}
+	EXPECT_EQ(0, bad) TH_LOG("%s: %zu elements outside the bound", name, bad);
+	free(c0);
+}
+
+TEST_F(c, float_matmul_matches_the_cpu_reference_within_the_bound)
+{
+	static const struct mm_case shapes[] = {
+		{ 1, 1, 1, 1, 1, 1 },
+		{ 3, 5, 7, 7, 5, 5 },
+		{ 9, 13, 11, 16, 20, 15 },	/* lda > K, ldb > N, ldc > N */
+		{ 70, 260, 300, 300, 261, 262 },	/* past one 64 x 256 x 256 block */
+	};
+	static const __u8 types[] = { FLEX_DT_F32, FLEX_DT_BF16, FLEX_DT_F16 };
+	size_t i, t;
+
+	for (t = 0; t < 3; t++) {
+		for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+			check_fmatmul(_metadata, self, &shapes[i], types[t], 0, t * 10 + i + 1);
+		check_fmatmul(_metadata, self, &shapes[2], types[t], 1, t * 10 + 9);
+	}
+}
+
+/* Elementwise results are one rounding each: they match bit for bit. */
+static void check_felementwise(struct __test_metadata *_metadata, FIXTURE_DATA(c) *self,
+			       __u8 op, __u8 dt, const struct ew_case *s, __u32 seed)
+{
+	static const char *const names[] = { [FLEX_OP_ADD] = "ADD",
+		[FLEX_OP_MUL] = "MUL", [FLEX_OP_RELU] = "RELU" };
+	size_t es = dt_bytes(dt), doff = s->in_place ? OFF_A : OFF_C;
+	size_t dn = (size_t)s->rows * s->ldd, an = (size_t)s->rows * s->lda, i, j;
+	void *a = self->d + OFF_A, *b = self->d + OFF_B, *d = self->d + doff;
+	void *want = malloc(dn * es), *a0 = malloc(an * es);
+	struct prog pr;
+	char name[96];
+
+	ASSERT_NE(NULL, want);
+	ASSERT_NE(NULL, a0);
+	snprintf(name, sizeof(name), "%s %s %ux%u ldd %u lda %u ldb %u%s", names[op],
+		 dt_name(dt), s->rows, s->cols, s->ldd, s->lda, s->ldb,
+		 s->in_place ? " in place" : "");
+	frandom(a, an, dt, seed);
+	frandom(b, (size_t)s->rows * s->ldb, dt, seed + 1);
+	if (!s->in_place)
+		frandom(d, dn, dt, seed + 2);
+	memcpy(a0, a, an * es);
+	memcpy(want, d, dn * es);
+	for (i = 0; i < s->rows; i++) {
+		for (j = 0; j < s->cols; j++) {
+			float x = fget(a0, i * s->lda + j, dt), y = fget(b, i * s->ldb + j, dt), r;
+
+			if (op == FLEX_OP_ADD)
+				r = x + y;
+			else if (op == FLEX_OP_MUL)
+				r = x * y;
+			else
+				r = x > 0 ? x : 0;
+			fput(want, i * s->ldd + j, dt, r);
+		}
+	}
+
+	prog_init(&pr, 0);
+	if (op == FLEX_OP_RELU)
+		prog_emit(&pr, op, dt, 0, 6, FLEX_ADDR(0, doff), FLEX_ADDR(0, OFF_A),
+			  (__u64)s->rows, (__u64)s->cols, (__u64)s->ldd, (__u64)s->lda);
+	else
+		prog_emit(&pr, op, dt, 0, 8, FLEX_ADDR(0, doff), FLEX_ADDR(0, OFF_A),
+			  FLEX_ADDR(0, OFF_B), (__u64)s->rows, (__u64)s->cols, (__u64)s->ldd,
+			  (__u64)s->lda, (__u64)s->ldb);
+	emit_end(&pr);
+	ASSERT_EQ(0, run_prog(self, &pr)) TH_LOG("%s", name);
+	for (i = 0; i < dn && raw(want, i, dt) == raw(d, i, dt); i++)
+		;
+	EXPECT_EQ(dn, i) TH_LOG("%s: [%zu][%zu] expected 0x%x, got 0x%x", name, i / s->ldd,
+				i % s->ldd, raw(want, i, dt), raw(d, i, dt));
+	free(a0);
+	free(want);
+}
+
+TEST_F(c, float_elementwise_rounds_like_the_cpu)
+{
+	static const struct ew_case cases[] = {
+		{ 1, 1, 1, 1, 1, 0 },
+		{ 5, 6, 9, 8, 10, 0 },		/* every stride past the row */
+		{ 3, 20000, 20001, 20000, 20002, 0 },	/* rows past one chunk */
+		{ 6, 5, 7, 7, 5, 1 },		/* dst is the first input */
+	};
+	static const __u8 ops[] = { FLEX_OP_ADD, FLEX_OP_MUL, FLEX_OP_RELU };
+	static const __u8 types[] = { FLEX_DT_F32, FLEX_DT_BF16, FLEX_DT_F16 };
+	size_t i, o, t;
+
+	for (t = 0; t < 3; t++)
+		for (o = 0; o < 3; o++)
+			for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+				check_felementwise(_metadata, self, ops[o], types[t], &cases[i],
+						   t * 100 + o * 10 + i);
+}
+
+/* One ADD or MUL of two scalars of dt (bit patterns), its result's bits. */
+static __u32 fscalar(struct __test_metadata *_metadata, FIXTURE_DATA(c) *self,
+		     __u8 op, __u8 dt, __u32 x, __u32 y)
+{
+	struct prog pr;
+
+	memcpy(self->d + OFF_A, &x, dt_bytes(dt));
+	memcpy(self->d + OFF_B, &y, dt_bytes(dt));
+	prog_init(&pr, 0);
+	if (op == FLEX_OP_RELU)
+		prog_emit(&pr, op, dt, 0, 6, FLEX_ADDR(0, OFF_C), FLEX_ADDR(0, OFF_A),
+			  1ULL, 1ULL, 1ULL, 1ULL);
+	else
+		prog_emit(&pr, op, dt, 0, 8, FLEX_ADDR(0, OFF_C), FLEX_ADDR(0, OFF_A),
+			  FLEX_ADDR(0, OFF_B), 1ULL, 1ULL, 1ULL, 1ULL, 1ULL);
+	emit_end(&pr);
+	EXPECT_EQ(0, run_prog(self, &pr));
+	return raw(self->d + OFF_C, 0, dt);
+}
+
+TEST_F(c, float_rounding_ties_to_even_overflow_subnormals_and_nan)
+{
+	static const struct {
+		__u8 op, dt;
+		__u32 x, y, want;
+		const char *what;
+	} cases[] = {
+		{ FLEX_OP_ADD, FLEX_DT_BF16, 0x3f80, 0x3b80, 0x3f80, "1 + 2^-8: tie, to even (down)" },
+		{ FLEX_OP_ADD, FLEX_DT_BF16, 0x3f81, 0x3b80, 0x3f82, "(1 + 2^-7) + 2^-8: tie, to even (up)" },
+		{ FLEX_OP_ADD, FLEX_DT_BF16, 0x7f7f, 0x7f7f, 0x7f80, "max + max: inf" },
+		{ FLEX_OP_ADD, FLEX_DT_F16, 0x3c00, 0x1000, 0x3c00, "1 + 2^-11: tie, to even (down)" },
+		{ FLEX_OP_ADD, FLEX_DT_F16, 0x3c01, 0x1000, 0x3c02, "(1 + 2^-10) + 2^-11: tie, up" },
+		{ FLEX_OP_ADD, FLEX_DT_F16, 0x7b53, 0x7b53, 0x7c00, "60000 + 60000: inf" },
+		{ FLEX_OP_MUL, FLEX_DT_F16, 0x0001, 0x3800, 0x0000, "2^-24 * 0.5: tie to 0" },
+		{ FLEX_OP_MUL, FLEX_DT_F16, 0x0001, 0x3e00, 0x0002, "2^-24 * 1.5: tie to 2^-23" },
+		{ FLEX_OP_MUL, FLEX_DT_F16, 0x0400, 0x3800, 0x0200, "2^-14 * 0.5: a subnormal" },
+		{ FLEX_OP_MUL, FLEX_DT_F32, 0x00800000, 0x3f000000, 0x00400000,
+		  "2^-126 * 0.5: a subnormal, not flushed" },
+		{ FLEX_OP_ADD, FLEX_DT_F32, 0x7f800000, 0xff800000, 0x7fc00000, "inf - inf: NaN" },
+		{ FLEX_OP_RELU, FLEX_DT_F32, 0xbf800000, 0, 0x00000000, "relu(-1) = 0" },
+		{ FLEX_OP_RELU, FLEX_DT_F32, 0x7fc00001, 0, 0x7fc00001, "relu(NaN) = NaN" },
+		{ FLEX_OP_RELU, FLEX_DT_BF16, 0x4049, 0, 0x4049, "relu(3.14) = 3.14" },
+	};
+	size_t i;
+	__u32 got;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		got = fscalar(_metadata, self, cases[i].op, cases[i].dt, cases[i].x, cases[i].y);
+		if (cases[i].want == 0x7fc00000) {	/* any NaN */
+			EXPECT_TRUE((got & 0x7f800000) == 0x7f800000 && (got & 0x7fffff))
+				TH_LOG("%s: expected a NaN, got 0x%x", cases[i].what, got);
+		} else {
+			EXPECT_EQ(cases[i].want, got) TH_LOG("%s (%s)", cases[i].what,
+							     dt_name(cases[i].dt));
+		}
+	}
+}
+
+TEST_F(c, fill_stores_the_pattern_of_its_type)
+{
+	static const struct {
+		__u8 dt;
+		size_t es;
+		__u64 value;
+	} cases[] = {
+		{ FLEX_DT_F32, 4, 0x3f800000 },
+		{ FLEX_DT_BF16, 2, 0x3f80 },
+		{ FLEX_DT_F16, 2, 0x3c00 },
+		{ FLEX_DT_I8, 1, 0xff },
+	};
+	unsigned char *x = self->d + OFF_X;
+	struct prog pr;
+	size_t i, j, n = 37;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(x, 0x5a, 4096);
+		prog_init(&pr, 0);
+		prog_emit(&pr, FLEX_OP_FILL, cases[i].dt, 0, 3, FLEX_ADDR(0, OFF_X + 1),
+			  (__u64)n, cases[i].value);
+		emit_end(&pr);
+		ASSERT_EQ(0, run_prog(self, &pr)) TH_LOG("dtype %u", cases[i].dt);
+		EXPECT_EQ(0x5a, x[0]) TH_LOG("dtype %u: the byte before was written", cases[i].dt);
+		for (j = 0; j < n; j++) {
+			__u64 v = 0;
+
+			memcpy(&v, x + 1 + j * cases[i].es, cases[i].es);
+			if (v != cases[i].value) {
+				EXPECT_EQ(cases[i].value, v) TH_LOG("dtype %u: element %zu",
+								    cases[i].dt, j);
+				break;
+			}
+		}
+		EXPECT_EQ(0x5a, x[1 + n * cases[i].es])
+			TH_LOG("dtype %u: the byte after was written", cases[i].dt);
+	}
+}
+
+TEST_F(c, a_fill_value_wider_than_its_element_faults_limit)
+{
+	static const struct {
+		__u8 dt;
+		__u64 value;
+	} cases[] = {
+		{ FLEX_DT_BF16, 0x10000 }, { FLEX_DT_F16, 0x13c00 }, { FLEX_DT_I8, 0x100 },
+	};
+	struct prog pr;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(self->d + OFF_X, 0x5a, 64);
+		prog_init(&pr, 0);
+		prog_emit(&pr, FLEX_OP_FILL, cases[i].dt, 0, 3, FLEX_ADDR(0, OFF_X), 4ULL,
+			  cases[i].value);
+		emit_end(&pr);
+		prog_fault(_metadata, self, &pr, launch(self), "wide FILL value",
+			   (struct want){ -E2BIG, FLEX_FAULT_LIMIT, 0, 0, 0 });
+		EXPECT_EQ(0x5a, self->d[OFF_X]) TH_LOG("dtype %u: written before the fault",
+						       cases[i].dt);
+	}
+}
+
+TEST_F(c, float_types_only_where_the_opcode_allows_them)
+{
+	static const struct {
+		__u8 op, dt;
+		int nargs;
+	} bad[] = {
+		{ FLEX_OP_COPY, FLEX_DT_F32, 3 },
+		{ FLEX_OP_ADD, FLEX_DT_I8, 8 },
+		{ FLEX_OP_RELU, FLEX_DT_I8, 6 },
+		{ FLEX_OP_MATMUL, FLEX_DT_F16 + 1, 9 },
+		{ FLEX_OP_FILL, 0xff, 3 },
+	};
+	struct prog pr;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		prog_init(&pr, 0);
+		/* Operands that would be fine: only the type is wrong. */
+		prog_emit(&pr, bad[i].op, bad[i].dt, 0, bad[i].nargs, FLEX_ADDR(0, OFF_C),
+			  FLEX_ADDR(0, OFF_A), FLEX_ADDR(0, OFF_B), 1ULL, 1ULL, 1ULL, 1ULL,
+			  1ULL, 1ULL);
+		emit_end(&pr);
+		prog_fault(_metadata, self, &pr, launch(self), "type not allowed",
+			   (struct want){ -ENOEXEC, FLEX_FAULT_BAD_PROGRAM, 0, self->P.region_id,
+					  HDR });
+	}
+	/* END must stay all zeros. */
+	prog_init(&pr, 0);
+	prog_emit(&pr, FLEX_OP_END, FLEX_DT_F32, 0, 0);
+	prog_fault(_metadata, self, &pr, launch(self), "END with a float type",
+		   (struct want){ -ENOEXEC, FLEX_FAULT_BAD_PROGRAM, 0, self->P.region_id, HDR });
 }
 
 TEST_F(c, copy_moves_bytes_even_when_ranges_overlap)
@@ -1062,7 +1488,7 @@ static void base_program(struct prog *pr)
 
 TEST_F(c, malformed_programs_fault_bad_program_at_the_right_insn)
 {
-	static const __u8 bad_dtypes[] = { 2, 3, 7, 8, 31, 32, 33, 63, 64, 65, 128, 129, 255 };
+	static const __u8 bad_dtypes[] = { 5, 6, 7, 8, 31, 32, 33, 63, 64, 65, 128, 129, 255 };
 	struct flex_cb cb = launch(self);
 	__u64 P = self->P.region_id;
 	struct prog pr;
@@ -1107,7 +1533,7 @@ TEST_F(c, malformed_programs_fault_bad_program_at_the_right_insn)
 	BAD(1, "END in the middle", memset(&pr.insn[1], 0, INSN));
 	BAD(1, "opcode 7", pr.insn[1].op = 7);
 	BAD(1, "opcode 255", pr.insn[1].op = 255);
-	BAD(0, "FILL with int8", pr.insn[0].dtype = FLEX_DT_I8);
+	BAD(2, "END with a float type", pr.insn[2].dtype = FLEX_DT_BF16);
 	BAD(2, "END with int8", pr.insn[2].dtype = FLEX_DT_I8);
 	for (i = 0; i < sizeof(bad_dtypes); i++) {
 		snprintf(name, sizeof(name), "MATMUL dtype %u", bad_dtypes[i]);

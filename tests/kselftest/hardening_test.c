@@ -45,16 +45,17 @@ static long ms_since(__s64 t0)
 }
 
 /*
- * A compute CB that would run for many minutes: 1023 int8 MATMULs of
- * 640 x 640 x 640 (2^28 MACs each, the device limit) over one data region.
- * Inputs are never written, so they read as zeros and need no backing.
+ * A compute CB that would run for many minutes: 1023 MATMULs of
+ * 640 x 640 x 640 (2^28 MACs each, the device limit) over one data region,
+ * int8 unless long_cb_prepare_dtype() says otherwise. Inputs are never
+ * written, so they read as zeros and need no backing.
  */
 struct long_cb {
 	struct flex_region_acquire prog, data;
 	struct flex_cb cb;
 };
 
-static int long_cb_prepare(int fd, struct long_cb *l)
+static int long_cb_prepare_dtype(int fd, struct long_cb *l, __u8 dtype)
 {
 	const __u64 n = 640;
 	size_t bytes = sizeof(struct flex_prog_header) +
@@ -64,7 +65,7 @@ static int long_cb_prepare(int fd, struct long_cb *l)
 	unsigned char *p;
 	int i, err;
 
-	err = flex_acquire(fd, 2 * MiB, &l->prog) ?: flex_acquire(fd, 4 * MiB, &l->data);
+	err = flex_acquire(fd, 2 * MiB, &l->prog) ?: flex_acquire(fd, 8 * MiB, &l->data);
 	if (err)
 		return err;
 	p = mmap(NULL, 2 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
@@ -79,10 +80,10 @@ static int long_cb_prepare(int fd, struct long_cb *l)
 	in = (struct flex_insn *)(h + 1);
 	for (i = 0; i < FLEX_PROG_MAX_INSNS - 1; i++) {
 		in[i].op = FLEX_OP_MATMUL;
-		in[i].dtype = FLEX_DT_I8;
-		in[i].arg[0] = FLEX_ADDR(0, 0);			/* C, 1.6 MiB */
+		in[i].dtype = dtype;
+		in[i].arg[0] = FLEX_ADDR(0, 0);			/* C, <= 1.6 MiB */
 		in[i].arg[1] = FLEX_ADDR(0, 2 * MiB);		/* A */
-		in[i].arg[2] = FLEX_ADDR(0, 3 * MiB);		/* B */
+		in[i].arg[2] = FLEX_ADDR(0, 4 * MiB);		/* B */
 		in[i].arg[3] = in[i].arg[4] = in[i].arg[5] = n;
 		in[i].arg[6] = in[i].arg[7] = in[i].arg[8] = n;
 	}
@@ -94,6 +95,11 @@ static int long_cb_prepare(int fd, struct long_cb *l)
 	l->cb.compute.segment_mask = 1;
 	l->cb.compute.segments[0] = (struct flex_va){ l->data.region_id, 0 };
 	return 0;
+}
+
+static int long_cb_prepare(int fd, struct long_cb *l)
+{
+	return long_cb_prepare_dtype(fd, l, FLEX_DT_I8);
 }
 
 /* Submits a long CB and gives the engine time to start it. */
@@ -401,6 +407,36 @@ TEST(a_cb_past_its_time_limit_faults_timeout)
 	q = queue_create(fd, FLEX_QUEUE_PRIO_NORMAL, 0);
 	ASSERT_LT(0, q);
 	EXPECT_EQ(0, run_cb(fd, q, (struct flex_cb){ .opcode = FLEX_CB_NOP }));
+	close(fd);
+}
+
+/* The floating-point engine checks its time limit as the integer one does. */
+TEST(a_float_cb_past_its_time_limit_faults_timeout)
+{
+	static const __u8 types[] = { FLEX_DT_F32, FLEX_DT_BF16 };
+	struct flex_queue_status st;
+	struct long_cb l;
+	char old[32];
+	__u64 seq;
+	__s64 t0;
+	int fd = flex_open(FLEX_PF), q, err;
+	unsigned int i;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, sysfs_read(TIMEOUT_PARAM, old, sizeof(old)));
+	ASSERT_EQ(0, sysfs_write(TIMEOUT_PARAM, "300"));
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		q = queue_create(fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+		ASSERT_LT(0, q);
+		t0 = now_ns();
+		err = long_cb_prepare_dtype(fd, &l, types[i]) ?: submit(fd, q, &l.cb, 1, 0, &seq);
+		ASSERT_EQ(0, err);
+		err = wait_seq(fd, q, seq, 2 * PROMPT_MS);
+		EXPECT_EQ(-ETIMEDOUT, err) TH_LOG("dtype %u: after %ld ms", types[i], ms_since(t0));
+		st = queue_status(fd, q);
+		EXPECT_EQ(FLEX_FAULT_TIMEOUT, st.fault_code) TH_LOG("dtype %u", types[i]);
+	}
+	sysfs_write(TIMEOUT_PARAM, old);
 	close(fd);
 }
 

@@ -140,7 +140,9 @@ START_TEST(validation_rules)
 	EXPECT_BAD("opcode", insn(b, 0)->op = 9, "insn 0: unknown opcode 9");
 	EXPECT_BAD("no END", insn(b, 2)->op = FLEX_OP_COPY, "insn 2 (COPY): the last");
 	EXPECT_BAD("early END", memset(insn(b, 1), 0, 128), "insn 1 (END): END before");
-	EXPECT_BAD("dtype", insn(b, 0)->dtype = FLEX_DT_I8, "insn 0 (FILL): dtype 1");
+	EXPECT_BAD("dtype", insn(b, 0)->dtype = FLEX_DT_F16 + 1, "insn 0 (FILL): dtype 5");
+	EXPECT_BAD("float COPY", insn(b, 0)->op = FLEX_OP_COPY; insn(b, 0)->dtype = FLEX_DT_F32,
+		   "insn 0 (COPY): dtype 2");
 	EXPECT_BAD("flags", insn(b, 0)->flags = FLEX_INSN_ACCUMULATE, "insn 0 (FILL): flags");
 	EXPECT_BAD("insn reserved", insn(b, 1)->reserved = 3, "insn 1 (MATMUL): reserved");
 	EXPECT_BAD("unused arg", insn(b, 1)->arg[10] = 5, "arg[10] is 0x5");

@@ -27,7 +27,7 @@
 #include <linux/types.h>
 
 #define FLEX_UAPI_MAJOR		1	/* incompatible changes */
-#define FLEX_UAPI_MINOR		2	/* compatible additions */
+#define FLEX_UAPI_MINOR		3	/* compatible additions */
 
 #define FLEX_IOCTL_BASE		0xF7
 

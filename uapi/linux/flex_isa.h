@@ -6,7 +6,8 @@
  * device memory and named by a compute CB (struct flex_cb_compute). The
  * device validates the whole program (header, version, length, every
  * instruction) before running any of it; a malformed program faults its CB
- * with FLEX_FAULT_BAD_PROGRAM. Integers only, little-endian.
+ * with FLEX_FAULT_BAD_PROGRAM. Little-endian; integer and (since UAPI
+ * minor 3) floating-point element types.
  *
  * Operands are 64-bit. Bit 63 set means "read the value from correction
  * slot N" (N = bits 0..31): the correction tensor is an array of __u64 at
@@ -83,9 +84,17 @@ struct flex_insn {
 #define FLEX_ADDR(seg, off)	(((__u64)(seg) << FLEX_ADDR_SEG_SHIFT) | \
 				 ((__u64)(off) & FLEX_ADDR_OFFSET_MASK))
 
-/* Element types. */
+/*
+ * Element types. The floating-point types (UAPI minor 3) are IEEE 754
+ * binary32, bfloat16 (binary32's upper half) and binary16; the device
+ * computes on them in binary32 and rounds each result to its type, to
+ * nearest, ties to even.
+ */
 #define FLEX_DT_I32		0	/* int32 */
-#define FLEX_DT_I8		1	/* int8 inputs, int32 results (matmul) */
+#define FLEX_DT_I8		1	/* int8 (MATMUL: int8 inputs, int32 C) */
+#define FLEX_DT_F32		2	/* float32 */
+#define FLEX_DT_BF16		3	/* bfloat16 */
+#define FLEX_DT_F16		4	/* float16 */
 
 /* Instruction flags. */
 #define FLEX_INSN_ACCUMULATE	(1U << 0)	/* matmul: C += A.B */
@@ -96,19 +105,23 @@ struct flex_insn {
  *
  * FLEX_OP_END	  -					end of program
  * FLEX_OP_COPY	  dst, src, bytes			memmove-like byte copy
- * FLEX_OP_FILL	  dst, count, value			count int32 = value
+ * FLEX_OP_FILL	  dst, count, value			count elements = value
  * FLEX_OP_ADD	  dst, a, b, rows, cols, ld_dst, ld_a, ld_b	dst = a + b
  * FLEX_OP_MUL	  dst, a, b, rows, cols, ld_dst, ld_a, ld_b	dst = a * b
  * FLEX_OP_RELU	  dst, src, rows, cols, ld_dst, ld_src		dst = max(src, 0)
  * FLEX_OP_MATMUL C, A, B, M, N, K, ldc, lda, ldb, acc
  *						C[MxN] (+)= A[MxK].B[KxN]
  *
- * Arithmetic is int32 and wraps. MATMUL takes FLEX_DT_I32 (all int32) or
- * FLEX_DT_I8 (A and B int8, C int32) and FLEX_INSN_ACCUMULATE. Its operand
- * acc (arg[9]) accumulates too when non-zero: C += A.B. Being an operand it
- * can come from a correction slot, so one binary computes the first step of
- * a reduction (acc = 0) and the later ones (acc = 1); programs older than
- * acc have 0 there and keep their meaning.
+ * Integer arithmetic is int32 and wraps. END and COPY take FLEX_DT_I32;
+ * FILL any type (value: the element's bit pattern); ADD, MUL and RELU
+ * FLEX_DT_I32 and the floating-point types; MATMUL FLEX_DT_I32 (all
+ * int32), FLEX_DT_I8 (A and B int8, C int32) and the floating-point types
+ * (A, B and C of the type, the sum accumulated in binary32 and rounded
+ * once), and FLEX_INSN_ACCUMULATE. Its operand acc (arg[9]) accumulates
+ * too when non-zero: C += A.B. Being an operand it can come from a
+ * correction slot, so one binary computes the first step of a reduction
+ * (acc = 0) and the later ones (acc = 1); programs older than acc have 0
+ * there and keep their meaning.
  */
 #define FLEX_OP_END		0
 #define FLEX_OP_COPY		1
