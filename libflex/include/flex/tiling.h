@@ -36,28 +36,77 @@
 extern "C" {
 #endif
 
-#define FLEX_MAX_DIMS		4
+#define FLEX_MAX_DIMS		8	/* as many as a PyTorch backend passes (Since: 0.2; was 4) */
 #define FLEX_KERNEL_MAX_ARGS	16
 #define FLEX_KERNEL_MAX_AXES	8
 
-/* Element types; the values are the FLEX_DT_* of <linux/flex_isa.h>. */
+/*
+ * enum flex_dtype - element types: every type PyTorch stores in whole
+ * bytes, numbered as c10::ScalarType, so that a PyTorch backend passes
+ * tensor.scalar_type() as it is. (Since: 0.2; 0.1 had int32 = 0 and
+ * int8 = 1 only.)
+ *
+ * libflex needs only the element size (flex_dtype_size()): it checks
+ * shapes, strides and spans, tiles, and moves bytes. What a program
+ * computes on is the device's and the compiler's business (FLEX_DT_* in
+ * <linux/flex_isa.h>, today integer only): a kernel signature names the
+ * dtype each argument must have, and a launch checks the tensors against
+ * it. The quantized and bits types keep their numbers and sizes; the
+ * sub-byte types (uint1 .. uint7, int1 .. int7) have no element size and
+ * are not listed.
+ */
 enum flex_dtype {
-	FLEX_DTYPE_INT32 = 0,
+	FLEX_DTYPE_UINT8 = 0,
 	FLEX_DTYPE_INT8 = 1,
+	FLEX_DTYPE_INT16 = 2,
+	FLEX_DTYPE_INT32 = 3,
+	FLEX_DTYPE_INT64 = 4,
+	FLEX_DTYPE_FLOAT16 = 5,
+	FLEX_DTYPE_FLOAT32 = 6,
+	FLEX_DTYPE_FLOAT64 = 7,
+	FLEX_DTYPE_COMPLEX32 = 8,
+	FLEX_DTYPE_COMPLEX64 = 9,
+	FLEX_DTYPE_COMPLEX128 = 10,
+	FLEX_DTYPE_BOOL = 11,
+	FLEX_DTYPE_QINT8 = 12,
+	FLEX_DTYPE_QUINT8 = 13,
+	FLEX_DTYPE_QINT32 = 14,
+	FLEX_DTYPE_BFLOAT16 = 15,
+	FLEX_DTYPE_QUINT4X2 = 16,
+	FLEX_DTYPE_QUINT2X4 = 17,
+	FLEX_DTYPE_BITS1X8 = 18,
+	FLEX_DTYPE_BITS2X4 = 19,
+	FLEX_DTYPE_BITS4X2 = 20,
+	FLEX_DTYPE_BITS8 = 21,
+	FLEX_DTYPE_BITS16 = 22,
+	FLEX_DTYPE_FLOAT8_E5M2 = 23,
+	FLEX_DTYPE_FLOAT8_E4M3FN = 24,
+	FLEX_DTYPE_FLOAT8_E5M2FNUZ = 25,
+	FLEX_DTYPE_FLOAT8_E4M3FNUZ = 26,
+	FLEX_DTYPE_UINT16 = 27,
+	FLEX_DTYPE_UINT32 = 28,
+	FLEX_DTYPE_UINT64 = 29,
+	FLEX_DTYPE_FLOAT8_E8M0FNU = 44,
+	FLEX_DTYPE_FLOAT4_E2M1FN_X2 = 45,
 };
 
 /**
- * flex_dtype_size() - bytes per element of @dt; 0 for an unknown type.
+ * flex_dtype_size() - bytes per element of @dt; 0 for a value that is not
+ * an enum flex_dtype.
  */
 size_t flex_dtype_size(enum flex_dtype dt);
 
 /**
- * flex_dtype_name() - "int32", "int8", or NULL for an unknown type.
+ * flex_dtype_name() - PyTorch's name without "torch." ("float32",
+ * "bfloat16", "int8", ...), or NULL for an unknown type.
  */
 const char *flex_dtype_name(enum flex_dtype dt);
 
 /**
- * flex_dtype_from_name() - parse "int32" or "int8" into *@out.
+ * flex_dtype_from_name() - parse a name flex_dtype_name() gives, or one of
+ * PyTorch's aliases ("float", "half", "double", "long", "int", "short",
+ * "cfloat", "cdouble", "chalf"), into *@out. A leading "torch." is
+ * accepted.
  * Return: 0, or -EINVAL for any other name (NULL included).
  */
 int flex_dtype_from_name(const char *name, enum flex_dtype *out);
@@ -66,7 +115,7 @@ int flex_dtype_from_name(const char *name, enum flex_dtype *out);
  * struct flex_tensor - what the caller passes to a launch, per argument
  * (the RFC's SpyreTensor, minus layout).
  * @index:	the allocation holding the tensor; its offset 0 is element 0.
- * @dtype:	element type.
+ * @dtype:	element type; only its size matters to the library.
  * @ndim:	1 .. FLEX_MAX_DIMS.
  * @shape:	elements along each dimension (first @ndim entries).
  * @strides:	in elements, as PyTorch; the innermost must be 1.
