@@ -62,10 +62,14 @@ static int resolve_args(struct flex_stream *s, const struct flex_job *job,
 		if (err)
 			return error_set(-EINVAL, "job %s: arg %u (%s): size overflows", job->name,
 					 i, nm);
-		if (span > size)
+		if (args[i].byte_offset > size || span > size - args[i].byte_offset)
 			return error_set(-ERANGE, "job %s: arg %u (%s): the tensor spans %llu "
-					 "bytes, its allocation holds %llu", job->name, i, nm,
-					 (unsigned long long)span, (unsigned long long)size);
+					 "bytes from byte offset %llu, its allocation holds %llu",
+					 job->name, i, nm, (unsigned long long)span,
+					 (unsigned long long)args[i].byte_offset,
+					 (unsigned long long)size);
+		/* A view: its element 0 is that far into the block. */
+		r->va[i].offset += args[i].byte_offset;
 		for (k = 0; k < r->n_regions && r->region[k] != r->va[i].region_id; k++)
 			;
 		if (k == r->n_regions) {

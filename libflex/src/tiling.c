@@ -260,6 +260,10 @@ static int check_layout(const struct flex_kernel_arg *ka, const struct flex_tens
 	if (ta->ndim != ka->ndim)
 		return errbuf_printf(err, errlen, -EINVAL, "arg %u (%s): %u dimensions, the kernel takes %u",
 				     i, ka->name, ta->ndim, ka->ndim);
+	if (ta->byte_offset % es)
+		return errbuf_printf(err, errlen, -EINVAL,
+				     "arg %u (%s): byte offset %llu is not a multiple of the element size %zu",
+				     i, ka->name, (unsigned long long)ta->byte_offset, es);
 	d = bad_strides(ta->ndim, ta->shape, ta->strides, &why);
 	if (d >= 0)
 		return errbuf_printf(err, errlen, -EINVAL, "arg %u (%s) dim %d: stride %llu: %s", i,

@@ -935,6 +935,76 @@ TEST(tiled_add_with_padded_rows)
 	flex_context_destroy(ctx);
 }
 
+/* ---- views ---- */
+
+/*
+ * Views launch in place at their byte offset: C[2:] = A[3:] + B[:, 4:]
+ * (x[1:]-style row views and a column narrow), with rows before the view
+ * untouched; a view leaving its allocation is -ERANGE, a misaligned one
+ * -EINVAL, both naming the argument.
+ */
+TEST(views_launch_at_their_byte_offset)
+{
+	enum { R = 8, C = 16, AR = R + 3, BC = C + 4, CR = R + 2 };
+	struct flex_context *ctx = open_ctx(_metadata);
+	struct flex_stream *s = flex_context_default_stream(ctx);
+	static int32_t a[AR * C], b[R * BC], c[CR * C], want[CR * C];
+	flex_alloc_index_t A, B, Cc;
+	struct flex_tensor t[3], bad[3];
+	struct flex_job *job;
+	uint64_t size;
+	int i, j;
+
+	ASSERT_NE(NULL, ctx);
+	job = add_job(_metadata, ctx, R, C);
+	A = alloc_bytes(_metadata, ctx, sizeof(a));
+	B = alloc_bytes(_metadata, ctx, sizeof(b));
+	Cc = alloc_bytes(_metadata, ctx, sizeof(c));
+	fill_random(a, sizeof(a), 21);
+	fill_random(b, sizeof(b), 22);
+	for (i = 0; i < CR * C; i++)
+		c[i] = want[i] = -7;
+	for (i = 0; i < R; i++)
+		for (j = 0; j < C; j++)
+			want[(i + 2) * C + j] = (int32_t)((uint32_t)a[(i + 3) * C + j] +
+							  (uint32_t)b[i * BC + 4 + j]);
+	ASSERT_EQ(0, flex_stream_copy(s, 1, A, 0, a, sizeof(a)));
+	ASSERT_EQ(0, flex_stream_copy(s, 1, B, 0, b, sizeof(b)));
+	ASSERT_EQ(0, flex_stream_copy(s, 1, Cc, 0, c, sizeof(c)));
+	t[0] = tensor2(A, FLEX_DTYPE_INT32, R, C, C);
+	t[0].byte_offset = 3 * C * 4;		/* A[3:] */
+	t[1] = tensor2(B, FLEX_DTYPE_INT32, R, C, BC);
+	t[1].byte_offset = 4 * 4;		/* B[:, 4:] */
+	t[2] = tensor2(Cc, FLEX_DTYPE_INT32, R, C, C);
+	t[2].byte_offset = 2 * C * 4;		/* C[2:] */
+	ASSERT_EQ(0, flex_stream_launch(s, job, t, 3, 0)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_stream_copy(s, 0, Cc, 0, c, sizeof(c)));
+	sync_ok(_metadata, s, "views");
+	for (i = 0; i < CR * C && c[i] == want[i]; i++)
+		;
+	EXPECT_EQ(CR * C, i) TH_LOG("C[%d][%d]: expected %d, got %d (rows 0 and 1 are outside "
+				    "the view)", i / C, i % C, want[i], c[i]);
+
+	/* One element past the block: -ERANGE naming A. */
+	ASSERT_EQ(0, flex_alloc_resolve(flex_context_allocator(ctx), A, &(struct flex_vaddr){ 0 },
+					&size));
+	memcpy(bad, t, sizeof(t));
+	bad[0].byte_offset = size - (uint64_t)R * C * 4 + 4;
+	EXPECT_EQ(-ERANGE, flex_stream_launch(s, job, bad, 3, 0));
+	EXPECT_NE(NULL, strstr(flex_job_last_error(), "(A)")) TH_LOG("%s", flex_job_last_error());
+	EXPECT_NE(NULL, strstr(flex_job_last_error(), "byte offset")) TH_LOG("%s",
+									      flex_job_last_error());
+	bad[0].byte_offset = size - (uint64_t)R * C * 4;	/* exactly the end: fine */
+	EXPECT_EQ(0, flex_stream_launch(s, job, bad, 3, 0)) TH_LOG("%s", flex_job_last_error());
+	memcpy(bad, t, sizeof(t));
+	bad[2].byte_offset = 2;
+	EXPECT_EQ(-EINVAL, flex_stream_launch(s, job, bad, 3, 0));
+	EXPECT_NE(NULL, strstr(flex_job_last_error(), "(C)")) TH_LOG("%s", flex_job_last_error());
+	sync_ok(_metadata, s, "after the refusals");
+	flex_job_free(job);
+	flex_context_destroy(ctx);
+}
+
 /* ---- validation ---- */
 
 TEST(launch_validation_names_the_argument)

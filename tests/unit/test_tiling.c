@@ -557,6 +557,34 @@ START_TEST(bad_signatures)
 }
 END_TEST
 
+/*
+ * A view (x[1:], narrow, a column slice) is a byte offset: a multiple of
+ * the element size, not counted in the tile offsets (the launch adds it).
+ */
+START_TEST(view_byte_offset)
+{
+	struct flex_kernel_sig s;
+	struct flex_tensor a[3];
+	struct flex_tiling t;
+	uint64_t idx[FLEX_KERNEL_MAX_AXES], off[3];
+
+	matmul_sig(&s, FLEX_DTYPE_INT32, 4, 4, 4);
+	a[0] = a[1] = a[2] = t2(FLEX_DTYPE_INT32, 8, 4);
+	a[1] = t2(FLEX_DTYPE_INT32, 4, 4);
+	a[0].strides[0] = 7;		/* A = X[:, 3:] of an 8 x 7 X */
+	a[0].byte_offset = 3 * 4;
+	a[2].byte_offset = 4 * 4 * 4;	/* C = Y[4:] of a 12 x 4 Y */
+	plan_ok(&s, a, 3, &t);
+	flex_tiling_iter(&t, &s, a, 3, 1, idx, off, NULL);
+	ck_assert_uint_eq(idx[0], 1);
+	ck_assert_uint_eq(off[0], 1 * 7 * 4 * 4);
+	ck_assert_uint_eq(off[2], 1 * 4 * 4 * 4);
+	a[2].byte_offset = 6;
+	plan_fails("misaligned view", &s, a, 3, 1, -EINVAL, "arg 2 (C)", "byte offset 6",
+		   "element size 4", NULL);
+}
+END_TEST
+
 START_TEST(span_bytes)
 {
 	struct flex_tensor t = t2(FLEX_DTYPE_INT32, 3, 5);
@@ -590,6 +618,7 @@ int main(void)
 	tcase_add_test(tc, three_dims_with_untiled_dim);
 	tcase_add_test(tc, fixed_strides);
 	tcase_add_test(tc, span_bytes);
+	tcase_add_test(tc, view_byte_offset);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");

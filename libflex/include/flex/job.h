@@ -58,7 +58,8 @@ extern "C" {
  * enum flex_corr_kind - where a correction slot's value comes from.
  * @FLEX_CORR_CONST:	@value.
  * @FLEX_CORR_ADDRESS:	FLEX_ADDR(segment of argument @arg's region,
- *			its offset in the region + the tile's byte offset).
+ *			its offset in the region + the tensor's byte_offset
+ *			+ the tile's byte offset).
  * @FLEX_CORR_STRIDE:	the launched tensor @arg's strides[@dim] (elements).
  * @FLEX_CORR_TILE_DIM:	the compiled tile shape[@dim] of argument @arg.
  * @FLEX_CORR_ACCUMULATE: 0 on the first step of a reduction (every

@@ -100,9 +100,10 @@ int flex_stream_priority(const struct flex_stream *s);
  * @flags:	FLEX_LAUNCH_NO_TILING or 0.
  *
  * Before anything is queued, a kernel launch checks every tensor against
- * the signature (count, dtype, ndim, shape, strides; flex_tiling_plan()),
- * resolves every allocation and checks it holds the tensor's span, and
- * collects the distinct regions of the arguments (segments 0..6). Shapes
+ * the signature (count, dtype, ndim, shape, strides, byte offset;
+ * flex_tiling_plan()), resolves every allocation and checks it holds the
+ * tensor's span from its byte offset (a view), and collects the distinct
+ * regions of the arguments (segments 0..6). Shapes
  * larger than the compiled tile run the kernel once per tile (nested over
  * every tiled axis, reduction axes innermost, accumulating) unless tiling
  * is disallowed. A DMA-only job's steps are checked against their
@@ -114,8 +115,8 @@ int flex_stream_priority(const struct flex_stream *s);
  *
  * Return: 0 queued; -EINVAL a mismatch or bad argument (message naming the
  * argument index and name, and the dimension); -EDOM shapes differ from
- * the tile with tiling disallowed; -ERANGE a tensor or DMA larger than its
- * allocation; -ENOENT an allocation that does not exist; -E2BIG the tensors
+ * the tile with tiling disallowed; -ERANGE a tensor (from its byte offset)
+ * or DMA larger than its allocation; -ENOENT an allocation that does not exist; -E2BIG the tensors
  * span more than 7 regions; -EIO the stream is poisoned (see
  * flex_stream_query()); -ENOMEM; the driver's submission errors. The
  * message is in flex_job_last_error().

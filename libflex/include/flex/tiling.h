@@ -114,11 +114,20 @@ int flex_dtype_from_name(const char *name, enum flex_dtype *out);
 /*
  * struct flex_tensor - what the caller passes to a launch, per argument
  * (the RFC's SpyreTensor, minus layout).
- * @index:	the allocation holding the tensor; its offset 0 is element 0.
+ * @index:	the allocation holding the tensor.
  * @dtype:	element type; only its size matters to the library.
  * @ndim:	1 .. FLEX_MAX_DIMS.
  * @shape:	elements along each dimension (first @ndim entries).
  * @strides:	in elements, as PyTorch; the innermost must be 1.
+ * @byte_offset: where element 0 is in the allocation, in bytes: 0 for a
+ *		tensor that starts its storage, a view's storage offset times
+ *		the element size for x[1:], narrow(), chunk(), a column
+ *		slice. A multiple of the element size; the launch checks that
+ *		the view (offset + span) lies inside the allocation and adds
+ *		it to the tensor's address. Since: 0.2.
+ *
+ * @byte_offset is last so that positional initializers of 0.1 still
+ * compile (and mean offset 0).
  */
 struct flex_tensor {
 	flex_alloc_index_t index;
@@ -126,6 +135,7 @@ struct flex_tensor {
 	uint32_t ndim;
 	uint64_t shape[FLEX_MAX_DIMS];
 	uint64_t strides[FLEX_MAX_DIMS];
+	uint64_t byte_offset;
 };
 
 /*
@@ -213,9 +223,13 @@ int flex_sig_validate(const struct flex_kernel_sig *sig, char *err, size_t errle
  * sharing that axis must come to the same tile count. Strides: innermost
  * 1, each outer stride at least the extent of the row below it (rows do
  * not overlap), equal to the signature's when it has fixed strides. Every
- * shape x stride x element size product must fit in 64 bits.
+ * shape x stride x element size product must fit in 64 bits. A byte
+ * offset must be a multiple of the element size (whether the view fits
+ * its allocation is the launch's check: this function knows no
+ * allocation).
  *
  * Return: 0; -EINVAL for a bad signature, a count, dtype or ndim mismatch,
+ * a byte offset that is not a multiple of the element size,
  * a shape that is smaller than or not a multiple of the tile or differs
  * along a never-tiled dimension, bad strides, two different tile counts
  * for one axis, a size overflowing 64 bits; -EDOM when a shape differs
@@ -232,7 +246,8 @@ int flex_tiling_plan(const struct flex_kernel_sig *sig, const struct flex_tensor
  *		varying fastest.
  * @tile_idx:	receives the tile index along every axis.
  * @byte_offset: receives, for every argument i, the byte offset of its
- *		tile from its element 0: the sum over its tiled dimensions d
+ *		tile from its element 0 (not counting the tensor's own
+ *		byte_offset, which the launch adds): the sum over its tiled dimensions d
  *		of tile_idx[axis] * strides[d] * tile_shape[d] * elem_size.
  *		(Cannot overflow: flex_tiling_plan() bounded it by the span.)
  * @first_reduction: if not NULL, receives 1 when every reduction axis is
