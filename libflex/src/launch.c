@@ -138,6 +138,14 @@ static int launch_kernel(struct flex_stream *s, const struct flex_job *job,
 					 (unsigned long long)(t.n_iters * n_slots * 8));
 	}
 
+	/* Before the lock: the allocator may call back (memory pressure). */
+	if (n_slots) {
+		err = corr_slot_ensure(s, n_slots * sizeof(uint64_t));
+		if (err) {
+			free(staging);
+			return err;
+		}
+	}
 	pthread_mutex_lock(&s->lock);
 	if (stream_poisoned(s)) {
 		err = error_set(-EIO, "stream %u is poisoned: synchronize or query for the "
@@ -145,9 +153,6 @@ static int launch_kernel(struct flex_stream *s, const struct flex_job *job,
 		goto unlock;
 	}
 	if (n_slots) {
-		err = corr_slot_reserve(s, n_slots * sizeof(uint64_t));
-		if (err)
-			goto unlock;
 		tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].region_id = s->slot_va.region_id;
 		tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].offset = s->slot_va.offset;
 		tmpl.compute.segment_mask |= 1U << FLEX_SEGMENT_CORRECTION;

@@ -144,8 +144,8 @@ void context_remove_stream(struct flex_context *ctx, struct flex_stream *s,
 /* context_report.c: append the context's report to ctx->report_path. */
 void context_write_exit_report(struct flex_context *ctx);
 
-/* correction.c, with s->lock held. */
-int corr_slot_reserve(struct flex_stream *s, uint64_t bytes);
+/* correction.c. Without s->lock: a slot of at least @bytes (grown if needed). */
+int corr_slot_ensure(struct flex_stream *s, uint64_t bytes);
 void corr_build(const struct flex_job *job, const struct flex_tensor *args,
 		const struct flex_vaddr *va, const uint32_t *seg_of_arg,
 		const uint64_t *byte_offset, int first_reduction, uint64_t *out);

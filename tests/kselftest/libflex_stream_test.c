@@ -710,6 +710,121 @@ TEST(full_queue_parks_and_the_correction_slot_grows_in_flight)
 	flex_context_destroy(ctx);
 }
 
+/* ---- no callback under a stream lock ---- */
+
+struct oom_handler {
+	struct flex_stream *s;
+	struct flex_alloc *al;
+	flex_alloc_index_t ballast;
+	int calls, sync_err;
+};
+
+/* An OOM handler as a runtime writes one: drain the stream, drop a cache. */
+static void oom_sync_and_free(struct flex_alloc *a, uint64_t size, void *user)
+{
+	struct oom_handler *h = user;
+
+	h->calls++;
+	h->sync_err = flex_stream_synchronize(h->s, NULL);
+	if (h->ballast) {
+		flex_alloc_free(h->al, h->ballast);
+		h->ballast = 0;
+	}
+}
+
+struct launch_arg {
+	struct flex_stream *s;
+	struct flex_job *job;
+	struct flex_tensor *t;
+	int err;
+	char msg[256];
+};
+
+static void *launch_thread(void *p)
+{
+	struct launch_arg *la = p;
+
+	la->err = flex_stream_launch(la->s, la->job, la->t, 3, 0);
+	snprintf(la->msg, sizeof(la->msg), "%s", flex_job_last_error());
+	return NULL;
+}
+
+/*
+ * The first launch on a stream allocates its correction slot. With the
+ * device memory full, the allocator calls the memory-pressure callback,
+ * which synchronizes that very stream: the slot must be allocated outside
+ * the stream's lock, or the callback deadlocks the launch.
+ */
+TEST(pressure_callback_may_synchronize_the_launching_stream)
+{
+	enum { N = 16 };
+	static int32_t a[N * N], b[N * N], c[N * N];
+	struct flex_alloc_config cfg;
+	struct flex_context *ctx = NULL;
+	struct oom_handler h = { 0 };
+	struct launch_arg la = { 0 };
+	struct flex_alloc_stats ast;
+	struct flex_tensor t[3];
+	struct flex_device *dev;
+	struct flex_stream *s;
+	struct flex_job *add;
+	struct timespec dl;
+	flex_alloc_index_t A, B, C;
+	pthread_t th;
+	int i, joined;
+
+	flex_alloc_config_init(&cfg);
+	cfg.num_fallback_sizes = 1;
+	cfg.fallback_sizes[0] = 2 * MiB;
+	cfg.max_regions = 1;
+	ASSERT_EQ(0, flex_device_open(FLEX_PF, &dev));
+	ASSERT_EQ(0, flex_context_new(dev, &cfg, &ctx)) TH_LOG("%s", flex_job_last_error());
+	flex_device_close(dev);
+	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &s));
+	add = add_job(_metadata, ctx, N, N);
+	ASSERT_NE(NULL, add);
+	h.s = s;
+	h.al = flex_context_allocator(ctx);
+	A = alloc_bytes(_metadata, ctx, sizeof(a));
+	B = alloc_bytes(_metadata, ctx, sizeof(b));
+	C = alloc_bytes(_metadata, ctx, sizeof(c));
+	for (i = 0; i < N * N; i++) {
+		a[i] = i;
+		b[i] = 5;
+	}
+	ASSERT_EQ(0, flex_stream_copy(s, 1, A, 0, a, sizeof(a)));
+	ASSERT_EQ(0, flex_stream_copy(s, 1, B, 0, b, sizeof(b)));
+	/* The rest of the only region: the slot cannot be had without the handler. */
+	ASSERT_EQ(0, flex_alloc_get_stats(h.al, &ast));
+	ASSERT_EQ(0, flex_alloc_alloc(h.al, ast.largest_free_block, FLEX_ALLOC_TENSOR, &h.ballast))
+		TH_LOG("%s", flex_alloc_last_error());
+	flex_alloc_set_pressure_callback(h.al, oom_sync_and_free, &h);
+
+	t[0] = tensor2(A, FLEX_DTYPE_INT32, N, N, N);
+	t[1] = tensor2(B, FLEX_DTYPE_INT32, N, N, N);
+	t[2] = tensor2(C, FLEX_DTYPE_INT32, N, N, N);
+	la = (struct launch_arg){ .s = s, .job = add, .t = t };
+	ASSERT_EQ(0, pthread_create(&th, NULL, launch_thread, &la));
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 20;
+	joined = pthread_timedjoin_np(th, NULL, &dl);
+	/* Deadlocked: the thread holds the stream's lock; cleaning up would hang too. */
+	ASSERT_EQ(0, joined) TH_LOG("the launch did not return in 20 s: the pressure callback "
+				    "ran under the stream's lock and deadlocked synchronizing it");
+	EXPECT_EQ(0, la.err) TH_LOG("%s", la.msg);
+	EXPECT_EQ(1, h.calls);
+	EXPECT_EQ(0, h.sync_err);
+	ASSERT_EQ(0, flex_stream_copy(s, 0, C, 0, c, sizeof(c)));
+	sync_ok(_metadata, s, "launch after the pressure callback");
+	for (i = 0; i < N * N && c[i] == i + 5; i++)
+		;
+	EXPECT_EQ(N * N, i) TH_LOG("C[%d]: expected %d, got %d", i, i + 5, c[i]);
+	flex_alloc_set_pressure_callback(h.al, NULL, NULL);
+	flex_job_free(add);
+	flex_stream_destroy(s);
+	flex_context_destroy(ctx);
+}
+
 /* ---- concurrent correction slots ---- */
 
 struct worker_arg {

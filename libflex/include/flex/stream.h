@@ -36,7 +36,10 @@
  * Thread safety: every function may be called from any number of threads
  * at once, on the same stream or different ones; calls on one stream are
  * ordered by the stream's lock in the order they take it. Destroying a
- * stream must not race with other calls on it.
+ * stream must not race with other calls on it. No callback runs under a
+ * stream's lock: the allocator's memory-pressure callback, which a launch
+ * can trigger (a correction slot growing), may synchronize any stream, the
+ * launching one included.
  */
 #ifndef FLEX_STREAM_H
 #define FLEX_STREAM_H
