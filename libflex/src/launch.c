@@ -6,13 +6,16 @@
  * regions countable in 7 segments, DMA steps inside their allocations.
  *
  * A kernel launch then runs, per tile, the HostOperation (the correction
- * tensor, into a per-launch host staging buffer holding every tile's
  * tensor) and builds two CBs: a DMA of that tensor to the stream's
- * correction slot and a compute CB whose segment 7 is the slot. The CBs
- * are built in a per-stream scratch array and submitted in batches of up
- * to FLEX_SUBMIT_MAX_CBS; the staging buffer lives until the stream's
- * completion passes the launch's last CB, because the DMA engine reads the
- * user pages when the CB runs, not when it is queued.
+ * correction slot and a compute CB whose segment 7 is the slot. Tiles are
+ * built a window (FLEX_SUBMIT_MAX_CBS CBs) at a time, as a generator
+ * (stream.c): the caller builds and submits windows while the driver
+ * queue takes them, the stream's worker builds the rest as the queue
+ * drains. Each window's correction tensors are in one host staging
+ * buffer, which lives until the stream's completion passes the window's
+ * last CB (the DMA engine reads the user pages when the CB runs, not when
+ * it is queued). A launch of any number of tiles so holds a few windows'
+ * worth of memory.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -84,17 +87,100 @@ static int resolve_args(struct flex_stream *s, const struct flex_job *job,
 	return 0;
 }
 
+/*
+ * A kernel launch as a generator: tile after tile, a window at a time.
+ * While the caller runs it, job and args are the caller's; once parked
+ * for the worker, they point at the generator's own copies.
+ */
+struct launch_gen {
+	struct gen g;
+	const struct flex_job *job;
+	const struct flex_tensor *args;
+	uint32_t n_args, n_slots, per_tile, step_c;
+	uint64_t launch, iter;
+	struct flex_tiling t;
+	struct resolved r;
+	struct flex_cb tmpl;		/* the compute CB every tile shares */
+	struct flex_vaddr slot;
+	struct flex_job *own_job;
+	struct flex_tensor own_args[FLEX_KERNEL_MAX_ARGS];
+};
+
+/* Up to @max CBs: whole tiles, each its correction DMA and its compute CB. */
+static int launch_next(struct gen *g, struct flex_cb *cbs, uint32_t max, uint32_t *n,
+		       void **staging)
+{
+	struct launch_gen *lg = (struct launch_gen *)g;
+	uint64_t tiles = (lg->t.n_iters - lg->iter), idx[FLEX_KERNEL_MAX_AXES];
+	uint64_t off[FLEX_KERNEL_MAX_ARGS], *corr = NULL, k;
+	struct flex_cb *cb = cbs;
+	int first_red;
+
+	if (tiles > max / lg->per_tile)
+		tiles = max / lg->per_tile;
+	if (lg->n_slots) {
+		corr = malloc(tiles * lg->n_slots * sizeof(uint64_t));
+		if (!corr)
+			return -ENOMEM;
+	}
+	for (k = 0; k < tiles; k++, lg->iter++) {
+		if (lg->n_slots) {
+			uint64_t *c = corr + k * lg->n_slots;
+
+			flex_tiling_iter(&lg->t, &lg->job->sig, lg->args, lg->n_args, lg->iter,
+					 idx, off, &first_red);
+			corr_build(lg->job, lg->args, lg->r.va, lg->r.seg, off, first_red, c);
+			memset(cb, 0, sizeof(*cb));
+			cb->opcode = FLEX_CB_DMA_TO_DEVICE;
+			cb->user_data = ud_make(lg->launch, 1, FLEX_STEP_DMA_CORRECTION, lg->iter);
+			cb->dma.host_ptr = (uint64_t)(uintptr_t)c;
+			cb->dma.dev.region_id = lg->slot.region_id;
+			cb->dma.dev.offset = lg->slot.offset;
+			cb->dma.size = lg->n_slots * sizeof(uint64_t);
+			cb++;
+		}
+		*cb = lg->tmpl;
+		cb->user_data = ud_make(lg->launch, lg->step_c, FLEX_STEP_COMPUTE, lg->iter);
+		cb++;
+	}
+	*n = (uint32_t)(cb - cbs);
+	*staging = corr;
+	g->left -= *n;
+	return 0;
+}
+
+static int launch_own(struct gen *g)
+{
+	struct launch_gen *lg = (struct launch_gen *)g;
+	const struct flex_job *j = lg->job;
+
+	if (lg->own_job)
+		return 0;
+	if (flex_job_new_kernel(j->name, j->binary, &j->sig, j->corr, j->n_corr, j->steps,
+				j->n_steps, &lg->own_job))
+		return -ENOMEM;	/* it was valid when it was made */
+	memcpy(lg->own_args, lg->args, lg->n_args * sizeof(lg->args[0]));
+	lg->job = lg->own_job;
+	lg->args = lg->own_args;
+	return 0;
+}
+
+static void launch_free(struct gen *g)
+{
+	struct launch_gen *lg = (struct launch_gen *)g;
+
+	flex_job_free(lg->own_job);
+	free(lg);
+}
+
 static int launch_kernel(struct flex_stream *s, const struct flex_job *job,
 			 const struct flex_tensor *args, uint32_t n_args, uint32_t flags)
 {
-	uint64_t tile_idx[FLEX_KERNEL_MAX_AXES], off[FLEX_KERNEL_MAX_ARGS], iter, launch;
-	uint32_t per_tile = job->n_corr ? 2 : 1, n_slots = job->n_corr, k, step_c;
-	int allow = !(flags & FLEX_LAUNCH_NO_TILING), first_red, err;
-	struct flex_cb tmpl, *cbs;
+	int allow = !(flags & FLEX_LAUNCH_NO_TILING), err;
+	struct launch_gen *lg;
 	struct flex_tiling t;
-	struct resolved r;
-	uint64_t *staging = NULL;
 	char msg[256];
+	uint32_t k;
 
 	if (n_args != job->sig.n_args)
 		return error_set(-EINVAL, "job %s: %u tensor arguments, the kernel takes %u",
@@ -107,99 +193,62 @@ static int launch_kernel(struct flex_stream *s, const struct flex_job *job,
 	if (err)
 		return error_set(err, "job %s: %s%s", job->name, msg,
 				 err == -EDOM ? " (tiled launch disallowed)" : "");
-	if (t.n_iters > 1 && !n_slots)
+	if (t.n_iters > 1 && !job->n_corr)
 		return error_set(-EINVAL, "job %s: the shapes need %llu tiles but the job has no "
 				 "correction metadata to move between them", job->name,
 				 (unsigned long long)t.n_iters);
-	if (t.n_iters > (1ULL << 29) || t.n_iters * per_tile > UINT32_MAX ||
-	    t.n_iters > SIZE_MAX / 8 / (n_slots ? n_slots : 1))
-		return error_set(-E2BIG, "job %s: %llu tiles are too many for one launch",
-				 job->name, (unsigned long long)t.n_iters);
-	err = resolve_args(s, job, args, n_args, &r);
-	if (err)
+	if (t.n_iters > (1ULL << 29))	/* the tile field of a CB's user_data */
+		return error_set(-E2BIG, "job %s: %llu tiles are too many for one launch "
+				 "(at most 2^29)", job->name, (unsigned long long)t.n_iters);
+	lg = calloc(1, sizeof(*lg));
+	if (!lg)
+		return error_set(-ENOMEM, "job %s: out of memory", job->name);
+	err = resolve_args(s, job, args, n_args, &lg->r);
+	if (err) {
+		free(lg);
 		return err;
-
-	/* The compute CB every tile shares; only the DMA's source differs. */
-	memset(&tmpl, 0, sizeof(tmpl));
-	tmpl.opcode = FLEX_CB_COMPUTE;
-	tmpl.compute.program.region_id = r.prog.region_id;
-	tmpl.compute.program.offset = r.prog.offset;
-	for (k = 0; k < r.n_regions; k++) {
-		tmpl.compute.segments[k].region_id = r.region[k];
-		tmpl.compute.segment_mask |= 1U << k;
 	}
-	step_c = job->n_steps - 1;	/* compute is the last step */
-
-	if (n_slots) {
-		staging = malloc(t.n_iters * n_slots * sizeof(uint64_t));
-		if (!staging)
-			return error_set(-ENOMEM, "job %s: %llu bytes of correction staging",
-					 job->name,
-					 (unsigned long long)(t.n_iters * n_slots * 8));
+	lg->g = (struct gen){ .next = launch_next, .own = launch_own, .free = launch_free };
+	lg->job = job;
+	lg->args = args;
+	lg->n_args = n_args;
+	lg->n_slots = job->n_corr;
+	lg->per_tile = job->n_corr ? 2 : 1;
+	lg->step_c = job->n_steps - 1;	/* compute is the last step */
+	lg->t = t;
+	lg->g.left = t.n_iters * lg->per_tile;
+	lg->tmpl.opcode = FLEX_CB_COMPUTE;
+	lg->tmpl.compute.program.region_id = lg->r.prog.region_id;
+	lg->tmpl.compute.program.offset = lg->r.prog.offset;
+	for (k = 0; k < lg->r.n_regions; k++) {
+		lg->tmpl.compute.segments[k].region_id = lg->r.region[k];
+		lg->tmpl.compute.segment_mask |= 1U << k;
 	}
 
 	/* Before the lock: the allocator may call back (memory pressure). */
-	if (n_slots) {
-		err = corr_slot_ensure(s, n_slots * sizeof(uint64_t));
+	if (lg->n_slots) {
+		err = corr_slot_ensure(s, lg->n_slots * sizeof(uint64_t));
 		if (err) {
-			free(staging);
+			free(lg);
 			return err;
 		}
 	}
 	pthread_mutex_lock(&s->lock);
-	if (stream_poisoned(s)) {
-		err = error_set(-EIO, "stream %u is poisoned: synchronize or query for the "
-				"error, reset to recover", s->qid);
-		goto unlock;
+	if (lg->n_slots) {
+		lg->slot = s->slot_va;
+		lg->tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].region_id = s->slot_va.region_id;
+		lg->tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].offset = s->slot_va.offset;
+		lg->tmpl.compute.segment_mask |= 1U << FLEX_SEGMENT_CORRECTION;
 	}
-	if (n_slots) {
-		tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].region_id = s->slot_va.region_id;
-		tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].offset = s->slot_va.offset;
-		tmpl.compute.segment_mask |= 1U << FLEX_SEGMENT_CORRECTION;
+	lg->launch = stream_poisoned(s) ? 0 : stream_new_launch(s, job->name);
+	err = stream_enqueue_gen(s, &lg->g);
+	if (!err) {
+		s->stats.jobs++;
+		s->stats.tiles += t.n_iters;
+		s->stats.host_ops += job->n_corr ? t.n_iters : 0;
+		stream_reap(s);
 	}
-	cbs = stream_scratch(s, t.n_iters * per_tile);
-	if (!cbs) {
-		err = error_set(-ENOMEM, "job %s: no memory for %llu CBs", job->name,
-				(unsigned long long)(t.n_iters * per_tile));
-		goto unlock;
-	}
-	launch = stream_new_launch(s, job->name);
-	for (iter = 0; iter < t.n_iters; iter++) {
-		struct flex_cb *cb = cbs + iter * per_tile;
-
-		if (n_slots) {
-			uint64_t *corr = staging + iter * n_slots;
-
-			flex_tiling_iter(&t, &job->sig, args, n_args, iter, tile_idx, off,
-					 &first_red);
-			corr_build(job, args, r.va, r.seg, off, first_red, corr);
-			memset(cb, 0, sizeof(*cb));
-			cb->opcode = FLEX_CB_DMA_TO_DEVICE;
-			cb->user_data = ud_make(launch, 1, FLEX_STEP_DMA_CORRECTION, iter);
-			cb->dma.host_ptr = (uint64_t)(uintptr_t)corr;
-			cb->dma.dev.region_id = s->slot_va.region_id;
-			cb->dma.dev.offset = s->slot_va.offset;
-			cb->dma.size = n_slots * sizeof(uint64_t);
-			cb++;
-		}
-		*cb = tmpl;
-		cb->user_data = ud_make(launch, step_c, FLEX_STEP_COMPUTE, iter);
-	}
-	err = stream_enqueue_cbs(s, cbs, (uint32_t)(t.n_iters * per_tile));
-	if (n_slots) {
-		/* Even on error: a first batch may have been queued already. */
-		stream_defer(s, staging, FLEX_ALLOC_INDEX_NONE);
-		staging = NULL;
-	}
-	if (err)
-		goto unlock;
-	s->stats.jobs++;
-	s->stats.tiles += t.n_iters;
-	s->stats.host_ops += n_slots ? t.n_iters : 0;
-	stream_reap(s);
-unlock:
 	pthread_mutex_unlock(&s->lock);
-	free(staging);
 	return err;
 }
 

@@ -173,14 +173,12 @@ struct flex_cb *stream_scratch(struct flex_stream *s, size_t n)
 
 /* ---- deferred frees ---- */
 
-void stream_defer(struct flex_stream *s, void *buf, flex_alloc_index_t slot)
+void stream_defer_at(struct flex_stream *s, uint64_t seq, void *buf, flex_alloc_index_t slot)
 {
-	struct deferred *d = malloc(sizeof(*d));
+	struct deferred *d = malloc(sizeof(*d)), **pp;
 
 	if (!d) {
 		/* Cannot track it: wait until the device is done instead. */
-		uint64_t seq = s->assigned;
-
 		pthread_mutex_unlock(&s->lock);
 		stream_wait_submitted(s, seq);
 		if (seq && atomic_load(&s->submitted) >= seq)
@@ -192,31 +190,49 @@ void stream_defer(struct flex_stream *s, void *buf, flex_alloc_index_t slot)
 		return;
 	}
 	d->next = NULL;
-	d->seq = s->assigned;
+	d->seq = seq;
 	d->buf = buf;
 	d->slot = slot;
-	if (s->def_tail)
-		s->def_tail->next = d;
-	else
-		s->def_head = d;
-	s->def_tail = d;
 	s->n_def++;
+	if (!s->def_tail || s->def_tail->seq <= seq) {
+		if (s->def_tail)
+			s->def_tail->next = d;
+		else
+			s->def_head = d;
+		s->def_tail = d;
+		return;
+	}
+	/* The worker's window of a generator, behind work enqueued since. */
+	for (pp = &s->def_head; (*pp)->seq <= seq; pp = &(*pp)->next)
+		;
+	d->next = *pp;
+	*pp = d;
+}
+
+void stream_defer(struct flex_stream *s, void *buf, flex_alloc_index_t slot)
+{
+	stream_defer_at(s, s->assigned, buf, slot);
 }
 
 /*
- * Free what the device can no longer use: its CBs completed (or were
- * cancelled), or were never submitted and never will be (discarded).
+ * Has CB @seq completed (or been cancelled), or was it never submitted and
+ * never will be (discarded)? @completed: the queue's last completion.
  */
-static void reap_upto(struct flex_stream *s, uint64_t completed)
+static int seq_done(const struct flex_stream *s, uint64_t seq, uint64_t completed)
 {
 	uint64_t sub = atomic_load(&s->submitted);
+
+	if (seq > sub && s->head)
+		return 0;	/* still held back: it will be submitted */
+	return (seq < sub ? seq : sub) <= completed;
+}
+
+/* Free what the device can no longer use. */
+static void reap_upto(struct flex_stream *s, uint64_t completed)
+{
 	struct deferred *d;
 
-	while ((d = s->def_head)) {
-		uint64_t eff = d->seq < sub ? d->seq : sub;
-
-		if (!(d->seq <= sub || !s->head) || eff > completed)
-			break;
+	while ((d = s->def_head) && seq_done(s, d->seq, completed)) {
 		s->def_head = d->next;
 		if (!s->def_head)
 			s->def_tail = NULL;
@@ -228,15 +244,20 @@ static void reap_upto(struct flex_stream *s, uint64_t completed)
 	}
 }
 
-void stream_reap(struct flex_stream *s)
+/* One FLEX_IOCTL_QUEUE_STATUS: note the completion, free what it allows. */
+static void reap_now(struct flex_stream *s)
 {
 	struct flex_queue_status st;
 
-	if (s->n_def < REAP_EVERY)
-		return;
-	if (!flex_device_queue_status(s->dev, s->qid, &st))
+	if (!flex_device_queue_status(s->dev, s->qid, &st) && st.completed > s->completed)
 		s->completed = st.completed;
 	reap_upto(s, s->completed);
+}
+
+void stream_reap(struct flex_stream *s)
+{
+	if (s->n_def >= REAP_EVERY)
+		reap_now(s);
 }
 
 /* ---- submission ---- */
@@ -335,6 +356,161 @@ int stream_enqueue_cbs(struct flex_stream *s, struct flex_cb *cbs, uint32_t n)
 	return 0;
 }
 
+/* ---- generators ---- */
+
+/* Lock held: is there room for one more split-DMA piece in flight? */
+static int pin_room(struct flex_stream *s)
+{
+	int i, used = 0;
+
+	for (i = 0; i < PIN_WINDOWS; i++) {
+		if (s->pin_seq[i] && s->pin_seq[i] <= s->completed)
+			s->pin_seq[i] = 0;
+		used += !!s->pin_seq[i];
+	}
+	return used < PIN_WINDOWS;
+}
+
+static void pin_push(struct flex_stream *s, uint64_t seq)
+{
+	int i;
+
+	for (i = 0; i < PIN_WINDOWS && s->pin_seq[i]; i++)
+		;
+	if (i < PIN_WINDOWS)
+		s->pin_seq[i] = seq;
+}
+
+/* The worker, lock not held: wait until a piece may be added. */
+static int pin_wait(struct flex_stream *s)
+{
+	uint64_t oldest = 0;
+	int i, err;
+
+	pthread_mutex_lock(&s->lock);
+	if (!pin_room(s))
+		for (i = 0; i < PIN_WINDOWS; i++)
+			if (!oldest || s->pin_seq[i] < oldest)
+				oldest = s->pin_seq[i];
+	pthread_mutex_unlock(&s->lock);
+	if (!oldest)
+		return 0;
+	err = flex_device_wait(s->dev, s->qid, oldest, -1);
+	pthread_mutex_lock(&s->lock);
+	if (!err && oldest > s->completed)
+		s->completed = oldest;
+	pin_room(s);
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
+/* A window the driver took: account for it and hand over its buffer. */
+static void window_submitted(struct flex_stream *s, const struct gen *g,
+			     const struct flex_cb *cbs, uint32_t n, uint64_t seq, void *staging)
+{
+	note_submitted(s, cbs, n, seq);
+	if (staging)
+		stream_defer_at(s, seq, staging, FLEX_ALLOC_INDEX_NONE);
+	if (g->pins)
+		pin_push(s, seq);
+}
+
+static void free_gen_item(struct item *it)
+{
+	free(it->staging);
+	if (it->gen)
+		it->gen->free(it->gen);
+}
+
+/* Hand the rest of @g (and a built window not yet taken) to the worker. */
+static int park_gen(struct flex_stream *s, struct gen *g, const struct flex_cb *cbs,
+		    uint32_t n, void *staging)
+{
+	struct item *it = calloc(1, sizeof(*it));
+	int err = -ENOMEM;
+
+	if (it)
+		it->cbs = malloc(FLEX_SUBMIT_MAX_CBS * sizeof(*cbs));
+	if (it && it->cbs)
+		err = g->own(g);
+	if (err) {
+		if (it)
+			free(it->cbs);
+		free(it);
+		free(staging);
+		g->free(g);
+		return err;
+	}
+	memcpy(it->cbs, cbs, n * sizeof(*cbs));
+	it->kind = ITEM_GEN;
+	it->n = n;
+	it->staging = staging;
+	it->gen = g;
+	it->user_data = n ? cbs[0].user_data : 0;
+	s->assigned += n + g->left;
+	s->stats.parked_cbs += n + g->left;
+	append(s, it);
+	return 0;
+}
+
+int stream_enqueue_gen(struct flex_stream *s, struct gen *g)
+{
+	struct flex_cb *cbs = stream_scratch(s, FLEX_SUBMIT_MAX_CBS);
+	void *staging = NULL;
+	int started = 0, err = 0;
+	uint32_t n = 0;
+	uint64_t seq;
+
+	if (stream_poisoned(s)) {
+		g->free(g);
+		return error_set(-EIO, "stream %u is poisoned: synchronize or query for the "
+				 "error, reset to recover", s->qid);
+	}
+	if (!cbs) {
+		g->free(g);
+		return error_set(-ENOMEM, "stream %u: no memory for a window of CBs", s->qid);
+	}
+	while (!s->head && g->left && (!g->pins || pin_room(s))) {
+		err = g->next(g, cbs, FLEX_SUBMIT_MAX_CBS, &n, &staging);
+		if (err)
+			break;
+		err = flex_device_submit(s->dev, s->qid, cbs, n, 0, &seq);
+		if (err == -EAGAIN) {
+			err = 0;
+			break;		/* queue full: the worker waits for room */
+		}
+		if (err) {
+			free(staging);
+			if (err == -EIO) {
+				s->dev_faulted = 1;
+				wake(s);
+			}
+			break;
+		}
+		s->assigned = seq;
+		window_submitted(s, g, cbs, n, seq, staging);
+		started = 1;
+		n = 0;
+		staging = NULL;
+	}
+	if (!err && !n && !g->left) {
+		g->free(g);
+		return 0;
+	}
+	if (!err)
+		err = park_gen(s, g, cbs, n, staging);
+	else
+		g->free(g);
+	if (err && started)	/* part of it queued: it cannot complete */
+		stream_host_error(s, err, cbs[0].user_data, "could not queue the rest (%s)",
+				  strerror(-err));
+	if (err == -EIO)
+		return error_set(-EIO, "stream %u: the device queue is faulted", s->qid);
+	if (err)
+		return error_set(err, "stream %u: queueing CBs: %s", s->qid, strerror(-err));
+	return 0;
+}
+
 int stream_enqueue_item(struct flex_stream *s, struct item *it)
 {
 	if (stream_poisoned(s)) {
@@ -370,8 +546,60 @@ static int worker_submit(struct flex_stream *s, const struct flex_cb *cbs, uint3
 
 static void free_item(struct item *it)
 {
+	if (it->kind == ITEM_GEN)
+		free_gen_item(it);
 	free(it->cbs);
 	free(it);
+}
+
+/*
+ * The worker's side of a generator, lock not held: the pending window,
+ * then one window after another, each submitted blocking (the queue's
+ * depth bounds what is in flight) and its buffer deferred at once, with
+ * completed windows reaped as it goes, so memory stays at a few windows.
+ * Failures are recorded on the stream here.
+ */
+static void run_gen(struct flex_stream *s, struct item *it)
+{
+	struct gen *g = it->gen;
+	const char *what = NULL;
+	uint64_t seq;
+	int err = 0;
+
+	while (!err && (it->n || g->left)) {
+		if (!it->n) {
+			err = g->next(g, it->cbs, FLEX_SUBMIT_MAX_CBS, &it->n, &it->staging);
+			if (err) {
+				what = "out of memory building the next CBs";
+				break;
+			}
+		}
+		if (g->pins && pin_wait(s)) {
+			err = -EIO;	/* a CB before faulted: the queue says which */
+			break;
+		}
+		err = worker_submit(s, it->cbs, it->n, &seq);
+		if (err && err != -EIO)
+			what = "the driver refused a CB batch";
+		if (err)
+			break;
+		pthread_mutex_lock(&s->lock);
+		window_submitted(s, g, it->cbs, it->n, seq, it->staging);
+		reap_now(s);
+		wake(s);
+		pthread_mutex_unlock(&s->lock);
+		it->n = 0;
+		it->staging = NULL;
+	}
+	if (!err)
+		return;
+	pthread_mutex_lock(&s->lock);
+	if (what)
+		stream_host_error(s, err, it->n ? it->cbs[0].user_data : it->user_data, "%s",
+				  what);
+	else
+		s->dev_faulted = 1;
+	pthread_mutex_unlock(&s->lock);
 }
 
 /* Runs the head item with the lock dropped; returns with it held. */
@@ -383,6 +611,10 @@ static void run_item(struct flex_stream *s, struct item *it)
 
 	pthread_mutex_unlock(&s->lock);
 	switch (it->kind) {
+	case ITEM_GEN:
+		run_gen(s, it);
+		pthread_mutex_lock(&s->lock);
+		return;
 	case ITEM_CBS:
 		while (it->done < it->n && !err) {
 			uint32_t k = it->n - it->done;

@@ -51,19 +51,42 @@ static inline uint64_t ud_make(uint64_t launch, uint32_t step, uint32_t kind, ui
 	       (uint64_t)(kind & 7) << 29 | (tile & ((1ULL << 29) - 1));
 }
 
+/*
+ * A generator: CBs produced a window (up to FLEX_SUBMIT_MAX_CBS) at a time
+ * as the queue drains, so that a launch of any number of tiles, or a copy
+ * of any size, holds memory for one window, not for all of its CBs.
+ */
+struct gen {
+	uint64_t left;		/* CBs still to produce: exactly this many more */
+	int pins;		/* windows pin host memory in bulk (split DMA) */
+	/*
+	 * The next window: 1 .. @max CBs into @cbs (their count in *@n) and
+	 * in *@staging a host buffer they read, freed once they completed,
+	 * or NULL. Called by one thread at a time, with or without s->lock.
+	 */
+	int (*next)(struct gen *g, struct flex_cb *cbs, uint32_t max, uint32_t *n,
+		    void **staging);
+	/* Before the worker takes it over: copy what it borrows from the caller. */
+	int (*own)(struct gen *g);
+	void (*free)(struct gen *g);
+};
+
 /* Work the caller could not submit itself, in stream order. */
 enum item_kind {
 	ITEM_CBS,	/* CBs to submit */
 	ITEM_HOST_FN,	/* run fn once everything before completed, then a NOP CB */
 	ITEM_WAIT,	/* a FLEX_CB_WAIT once the other stream has submitted @seq */
+	ITEM_GEN,	/* the rest of a generator's CBs */
 };
 
 struct item {
 	struct item *next;
 	enum item_kind kind;
 	uint64_t user_data;
-	uint32_t n, done;		/* ITEM_CBS */
-	struct flex_cb *cbs;		/* ITEM_CBS, owned */
+	uint32_t n, done;		/* ITEM_CBS; ITEM_GEN: n CBs pending in cbs */
+	struct flex_cb *cbs;		/* ITEM_CBS, owned; ITEM_GEN: the window */
+	void *staging;			/* ITEM_GEN: the pending window's buffer */
+	struct gen *gen;		/* ITEM_GEN, owned */
 	flex_host_fn fn;		/* ITEM_HOST_FN */
 	void *user;
 	struct flex_stream *other;	/* ITEM_WAIT */
@@ -77,6 +100,9 @@ struct deferred {
 	void *buf;
 	flex_alloc_index_t slot;	/* FLEX_ALLOC_INDEX_NONE or a replaced slot */
 };
+
+/* Split-DMA pieces one stream has in the driver at once (pinned memory). */
+#define PIN_WINDOWS	2
 
 #define NAME_RING	256
 
@@ -107,8 +133,10 @@ struct flex_stream {
 	struct flex_vaddr slot_va;
 	uint64_t slot_size;
 
-	struct deferred *def_head, *def_tail;
+	struct deferred *def_head, *def_tail;	/* in seq order */
 	unsigned int n_def;
+
+	uint64_t pin_seq[PIN_WINDOWS];	/* split-DMA pieces in flight, 0: none */
 
 	struct flex_cb *scratch;	/* CBs being built, reused */
 	size_t scratch_n;
@@ -130,6 +158,10 @@ uint64_t stream_new_launch(struct flex_stream *s, const char *name);
 void stream_host_error(struct flex_stream *s, int err, uint64_t user_data, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void stream_defer(struct flex_stream *s, void *buf, flex_alloc_index_t slot);
+/* Free @buf (or @slot) once CB @seq completed. */
+void stream_defer_at(struct flex_stream *s, uint64_t seq, void *buf, flex_alloc_index_t slot);
+/* Run @g (owned from now on): the caller submits what it can, the worker the rest. */
+int stream_enqueue_gen(struct flex_stream *s, struct gen *g);
 void stream_reap(struct flex_stream *s);
 struct flex_cb *stream_scratch(struct flex_stream *s, size_t n);
 /* Without the lock: the stream's failure into @err (which may be NULL). */

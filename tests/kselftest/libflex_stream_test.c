@@ -12,6 +12,7 @@
  * completion, cross-stream order), it pauses the engines through debugfs
  * instead of relying on timing.
  */
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -822,6 +823,147 @@ TEST(pressure_callback_may_synchronize_the_launching_stream)
 	flex_alloc_set_pressure_callback(h.al, NULL, NULL);
 	flex_job_free(add);
 	flex_stream_destroy(s);
+	flex_context_destroy(ctx);
+}
+
+/* ---- launch memory ---- */
+
+/* Host heap in use: arenas plus mmap()ed blocks. */
+static size_t heap_in_use(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+}
+
+/*
+ * A launch of 2,097,152 tiles with 7 correction slots used to build all of
+ * its CBs (672 MiB) and correction tensors (112 MiB) before returning. It
+ * must hold a few windows' worth instead, also while its worker waits for
+ * the queue to drain. Tile 0 faults (its FILL address is out of bounds),
+ * so the stream stops there and the rest is never built.
+ */
+TEST(launch_memory_is_bounded_in_the_tile_count)
+{
+	enum { TILES = 2097152, NSLOTS = 7 };
+	struct flex_step plan[3] = {
+		flex_step_host_op(NULL, NULL), flex_step_simple(FLEX_STEP_DMA_CORRECTION),
+		flex_step_simple(FLEX_STEP_COMPUTE),
+	};
+	struct flex_context *ctx = open_ctx(_metadata);
+	struct flex_corr_slot corr[NSLOTS];
+	struct flex_stream_stats st;
+	struct flex_stream_error e;
+	struct flex_kernel_sig sig;
+	struct flex_job *job = NULL;
+	flex_alloc_index_t X, bin = 0;
+	size_t base, at_return, while_parked, after;
+	struct flex_stream *s;
+	struct flex_tensor x;
+	struct prog pr;
+	int i;
+
+	ASSERT_NE(NULL, ctx);
+	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &s));
+	memset(&sig, 0, sizeof(sig));
+	sig.n_args = 1;
+	sig.n_axes = 1;
+	strcpy(sig.axis_name[0], "n");
+	strcpy(sig.args[0].name, "X");
+	sig.args[0].dtype = FLEX_DTYPE_INT32;
+	sig.args[0].ndim = 1;
+	sig.args[0].shape[0] = 1;
+	memset(sig.args[0].axis, -1, sizeof(sig.args[0].axis));
+	sig.args[0].axis[0] = 0;
+	sig.args[0].is_output = 1;
+	for (i = 0; i < NSLOTS; i++)
+		corr[i] = (struct flex_corr_slot){ .kind = FLEX_CORR_CONST, .value = i };
+	corr[0].value = FLEX_ADDR(0, 1ULL << 40);
+	prog_init(&pr, NSLOTS);
+	prog_emit(&pr, FLEX_OP_FILL, FLEX_DT_I32, 0, 3, FLEX_SLOT(0), 1ULL, 7ULL);
+	prog_emit(&pr, FLEX_OP_END, FLEX_DT_I32, 0, 0);
+	ASSERT_EQ(0, flex_context_load_program(ctx, &pr, prog_size(&pr), &bin));
+	ASSERT_EQ(0, flex_job_new_kernel("two_million_tiles", bin, &sig, corr, NSLOTS, plan, 3,
+					 &job)) TH_LOG("%s", flex_job_last_error());
+	X = alloc_bytes(_metadata, ctx, (uint64_t)TILES * 4);
+	x = (struct flex_tensor){ .index = X, .dtype = FLEX_DTYPE_INT32, .ndim = 1,
+				  .shape = { TILES }, .strides = { 1 } };
+
+	base = heap_in_use();
+	ASSERT_EQ(0, engines_pause(1));
+	ASSERT_EQ(0, flex_stream_launch(s, job, &x, 1, 0)) TH_LOG("%s", flex_job_last_error());
+	at_return = heap_in_use();
+	usleep(200 * 1000);	/* the worker builds its window and blocks on the full queue */
+	while_parked = heap_in_use();
+	flex_stream_get_stats(s, &st);
+	EXPECT_EQ(TILES, st.tiles);
+	EXPECT_LE(2ULL * TILES - FLEX_QUEUE_MAX_DEPTH, st.parked_cbs);
+	EXPECT_EQ(-EBUSY, flex_stream_query(s, NULL));
+	ASSERT_EQ(0, engines_pause(0));
+	TH_LOG("heap: %zu bytes before, +%zd at return, +%zd while the worker waits", base,
+	       (ssize_t)(at_return - base), (ssize_t)(while_parked - base));
+	EXPECT_GT(4 * MiB, (ssize_t)(at_return - base))
+		TH_LOG("the launch held %zd bytes when it returned", (ssize_t)(at_return - base));
+	EXPECT_GT(4 * MiB, (ssize_t)(while_parked - base))
+		TH_LOG("the launch held %zd bytes while parked", (ssize_t)(while_parked - base));
+
+	/* Tile 0 faults: the stream stops, the worker builds nothing more. */
+	EXPECT_EQ(-ERANGE, flex_stream_synchronize(s, &e));
+	EXPECT_STREQ("two_million_tiles", e.job);
+	EXPECT_EQ(0, e.tile) TH_LOG("%s", e.message);
+	EXPECT_EQ(FLEX_STEP_COMPUTE, e.step_kind);
+	after = heap_in_use();
+	EXPECT_GT(4 * MiB, (ssize_t)(after - base)) TH_LOG("%zd bytes left after the fault",
+							   (ssize_t)(after - base));
+	ASSERT_EQ(0, flex_stream_reset(s));
+	flex_job_free(job);
+	flex_stream_destroy(s);
+	flex_context_destroy(ctx);
+}
+
+/*
+ * More CBs than the queue holds, built by the worker window after window
+ * as the queue drains, and every tile right: 1,536 tiles of a 1 x 16 add.
+ */
+TEST(a_launch_larger_than_the_queue_runs_every_window)
+{
+	enum { ROWS = 1536, COLS = 16 };
+	struct flex_context *ctx = open_ctx(_metadata);
+	struct flex_stream *s = flex_context_default_stream(ctx);
+	static int32_t a[ROWS * COLS], b[ROWS * COLS], c[ROWS * COLS];
+	struct flex_stream_stats st;
+	flex_alloc_index_t A, B, C;
+	struct flex_tensor t[3];
+	struct flex_job *add;
+	int i;
+
+	ASSERT_NE(NULL, ctx);
+	add = add_job(_metadata, ctx, 1, COLS);
+	A = alloc_bytes(_metadata, ctx, sizeof(a));
+	B = alloc_bytes(_metadata, ctx, sizeof(b));
+	C = alloc_bytes(_metadata, ctx, sizeof(c));
+	for (i = 0; i < ROWS * COLS; i++) {
+		a[i] = i;
+		b[i] = 7 * i;
+		c[i] = -1;
+	}
+	ASSERT_EQ(0, flex_stream_copy(s, 1, A, 0, a, sizeof(a)));
+	ASSERT_EQ(0, flex_stream_copy(s, 1, B, 0, b, sizeof(b)));
+	ASSERT_EQ(0, flex_stream_copy(s, 1, C, 0, c, sizeof(c)));
+	t[0] = tensor2(A, FLEX_DTYPE_INT32, ROWS, COLS, COLS);
+	t[1] = tensor2(B, FLEX_DTYPE_INT32, ROWS, COLS, COLS);
+	t[2] = tensor2(C, FLEX_DTYPE_INT32, ROWS, COLS, COLS);
+	ASSERT_EQ(0, engines_pause(1));
+	ASSERT_EQ(0, flex_stream_launch(s, add, t, 3, 0)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_stream_copy(s, 0, C, 0, c, sizeof(c)));
+	ASSERT_EQ(0, engines_pause(0));
+	sync_ok(_metadata, s, "3,072 CBs");
+	for (i = 0; i < ROWS * COLS && c[i] == 8 * i; i++)
+		;
+	EXPECT_EQ(ROWS * COLS, i) TH_LOG("C[%d]: expected %d, got %d", i, 8 * i, c[i]);
+	flex_stream_get_stats(s, &st);
+	EXPECT_LT(0, st.parked_cbs);
+	flex_job_free(add);
 	flex_context_destroy(ctx);
 }
 

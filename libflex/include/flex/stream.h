@@ -25,8 +25,10 @@
  * each tile (one when the shapes equal the compiled tile) runs the
  * HostOperation that builds the correction tensor, and queues a DMA CB (the
  * correction tensor to the stream's correction slot) and a compute CB. The
- * tile CBs of one launch go to the driver in batches of up to
- * FLEX_SUBMIT_MAX_CBS. Documentation/flex/execution.rst has the details.
+ * tile CBs of one launch are built and go to the driver in windows of
+ * FLEX_SUBMIT_MAX_CBS, the later ones built by the worker as the queue
+ * drains, so a launch holds memory for a few windows whatever its tile
+ * count. Documentation/flex/execution.rst has the details.
  *
  * Threads: each stream has a worker thread, which runs host functions and
  * submits whatever could not be submitted by the caller (work queued behind
