@@ -265,8 +265,8 @@ static int launch_dma_steps(struct flex_stream *s, const char *name,
 	for (i = 0; i < n_steps; i++) {
 		const struct flex_step *st = &steps[i];
 
-		if (st->kind == FLEX_STEP_HOST_OP)
-			continue;
+		if (st->kind == FLEX_STEP_HOST_OP || !st->size)
+			continue;	/* a 0-byte DMA is a no-op */
 		err = flex_alloc_resolve(a, st->index, &va[i], &size);
 		if (err)
 			return error_set(err, "job %s: step %u (%s): allocation %llu: %s",
@@ -282,7 +282,8 @@ static int launch_dma_steps(struct flex_stream *s, const char *name,
 	}
 
 	pthread_mutex_lock(&s->lock);
-	cbs = stream_scratch(s, n_steps);
+	/* As large as a generator's window: a split DMA must not move it. */
+	cbs = stream_scratch(s, FLEX_SUBMIT_MAX_CBS);
 	if (!cbs) {
 		err = error_set(-ENOMEM, "job %s: no memory for CBs", name);
 		goto unlock;
@@ -300,6 +301,8 @@ static int launch_dma_steps(struct flex_stream *s, const char *name,
 		struct item *it;
 
 		if (st->kind != FLEX_STEP_HOST_OP) {
+			if (!st->size)
+				continue;
 			memset(cb, 0, sizeof(*cb));
 			cb->opcode = st->kind == FLEX_STEP_DMA_TO_DEVICE ?
 				     FLEX_CB_DMA_TO_DEVICE : FLEX_CB_DMA_FROM_DEVICE;
@@ -308,7 +311,16 @@ static int launch_dma_steps(struct flex_stream *s, const char *name,
 			cb->dma.dev.region_id = va[i].region_id;
 			cb->dma.dev.offset = va[i].offset + st->offset;
 			cb->dma.size = st->size;
-			n++;
+			if (st->size <= FLEX_DMA_MAX_SIZE) {
+				n++;
+				continue;
+			}
+			/* Beyond one CB: after what came before, split (copy.c). */
+			if (n)
+				err = stream_enqueue_cbs(s, cbs, n);
+			n = 0;
+			if (!err)
+				err = copy_enqueue_dma(s, cb);
 			continue;
 		}
 		/* A host operation: what came before goes first, in order. */
@@ -358,10 +370,10 @@ FLEX_EXPORT int flex_stream_copy(struct flex_stream *s, int to_device,
 	const char *name = to_device ? "copy_to_device" : "copy_from_device";
 	struct flex_step step;
 
-	if (!s || !host || !size || size > FLEX_DMA_MAX_SIZE)
-		return error_set(-EINVAL, "%s: NULL stream or host pointer, or size %llu not "
-				 "in 1 .. %llu", name, (unsigned long long)size,
-				 (unsigned long long)FLEX_DMA_MAX_SIZE);
+	if (!s || (!host && size))
+		return error_set(-EINVAL, "%s: NULL stream or host pointer", name);
+	if (!size)
+		return 0;
 	step = to_device ? flex_step_dma_to_device(index, offset, host, size) :
 			   flex_step_dma_from_device(index, offset, host, size);
 	return launch_dma_steps(s, name, &step, 1);

@@ -176,6 +176,9 @@ void context_remove_stream(struct flex_context *ctx, struct flex_stream *s,
 /* context_report.c: append the context's report to ctx->report_path. */
 void context_write_exit_report(struct flex_context *ctx);
 
+/* copy.c, lock held: one DMA CB of any size (split when beyond one CB's); 0 bytes: nothing. */
+int copy_enqueue_dma(struct flex_stream *s, const struct flex_cb *cb);
+
 /* correction.c. Without s->lock: a slot of at least @bytes (grown if needed). */
 int corr_slot_ensure(struct flex_stream *s, uint64_t bytes);
 void corr_build(const struct flex_job *job, const struct flex_tensor *args,

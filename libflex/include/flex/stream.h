@@ -130,9 +130,21 @@ int flex_stream_launch(struct flex_stream *s, const struct flex_job *job,
 		       const struct flex_tensor *args, uint32_t n_args, uint32_t flags);
 
 /**
- * flex_stream_copy() - enqueue one DMA (a one-step DMA-only job named
+ * flex_stream_copy() - enqueue a DMA (a one-step DMA-only job named
  * "copy_to_device" or "copy_from_device").
  * @to_device:	1 host -> device, 0 device -> host.
+ * @size:	any size. 0 queues nothing and returns 0 (@host may be NULL).
+ *		Above FLEX_DMA_MAX_SIZE (what one DMA CB moves) the copy is
+ *		split into pieces of FLEX_DMA_MAX_SIZE / 2, at most two of
+ *		them in flight per stream, so that a stream never holds more
+ *		than FLEX_DMA_MAX_SIZE of host memory pinned for them (the
+ *		driver pins a DMA's pages while it is queued, at most 512 MiB
+ *		per open file); a fault in piece k reports tile k. Since 0.2
+ *		(0.1 refused 0 and sizes above FLEX_DMA_MAX_SIZE).
+ *
+ * Returns at once; @host must stay valid (and, to the device, unchanged)
+ * until the copy has run.
+ *
  * Return: as flex_stream_launch().
  */
 int flex_stream_copy(struct flex_stream *s, int to_device, flex_alloc_index_t index,

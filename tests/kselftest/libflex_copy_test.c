@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * FlexStream's copies against the driver: host <-> device copies of any
+ * size (split beyond one DMA CB, 0 bytes a no-op).
+ */
+#include <stdint.h>
+
+#include <flex/context.h>
+#include <flex/job.h>
+#include <flex/stream.h>
+
+#include "kselftest_harness.h"
+#include "flex_test.h"
+#include "libflex_test.h"
+
+static struct flex_context *open_ctx(struct __test_metadata *_metadata, uint64_t region)
+{
+	return open_ctx_regions(_metadata, region, 12);
+}
+
+/* The first byte of @p[0 .. n) that is not @v, or n. */
+static size_t first_not(const unsigned char *p, size_t n, unsigned char v)
+{
+	size_t i;
+
+	for (i = 0; i < n && p[i] == v; i++)
+		;
+	return i;
+}
+
+/* ---- DMA size ---- */
+
+/*
+ * A copy of 256 MiB + 12 KiB + 3 from the device: past one DMA CB's limit,
+ * so split. Only its first 4 KiB and its last 12 KiB + 3 were written (the
+ * backing cap of the VM lane allows no more); the rest reads as zeros. A
+ * 0-byte copy is a no-op in either direction, with or without a buffer.
+ */
+TEST(copies_beyond_one_dma_cb_are_split_and_0_bytes_is_a_no_op)
+{
+	const uint64_t size = FLEX_DMA_MAX_SIZE + 12 * 1024 + 3, tail = size - FLEX_DMA_MAX_SIZE;
+	struct flex_context *ctx = open_ctx(_metadata, 512 * MiB);
+	struct flex_stream_stats before, after;
+	static unsigned char head[4096], tl[12 * 1024 + 3];
+	struct flex_stream *s;
+	flex_alloc_index_t X;
+	unsigned char *h;
+	size_t at;
+
+	ASSERT_NE(NULL, ctx);
+	s = flex_context_default_stream(ctx);
+	X = alloc_bytes(_metadata, ctx, size);
+	h = malloc(size);
+	ASSERT_NE(NULL, h);
+	memset(h, 0xee, size);
+	memset(head, 0x11, sizeof(head));
+	memset(tl, 0x22, sizeof(tl));
+	ASSERT_EQ(0, flex_stream_copy(s, 1, X, 0, head, sizeof(head)));
+	ASSERT_EQ(0, flex_stream_copy(s, 1, X, FLEX_DMA_MAX_SIZE, tl, tail));
+	sync_ok(_metadata, s, "head and tail");
+
+	flex_stream_get_stats(s, &before);
+	EXPECT_EQ(0, flex_stream_copy(s, 0, X, 0, h, size)) TH_LOG("%s", flex_job_last_error());
+	sync_ok(_metadata, s, "the split copy");
+	flex_stream_get_stats(s, &after);
+	EXPECT_EQ(3, after.cbs - before.cbs) TH_LOG("128 MiB + 128 MiB + the rest");
+	EXPECT_EQ(size, after.bytes_dma - before.bytes_dma);
+	at = first_not(h, sizeof(head), 0x11);
+	EXPECT_EQ(sizeof(head), at) TH_LOG("byte %zu: %#x, expected 0x11", at, h[at]);
+	at = first_not(h + sizeof(head), FLEX_DMA_MAX_SIZE - sizeof(head), 0);
+	EXPECT_EQ(FLEX_DMA_MAX_SIZE - sizeof(head), at)
+		TH_LOG("byte %zu: %#x, expected 0 (never written)", at + sizeof(head),
+		       h[at + sizeof(head)]);
+	at = first_not(h + FLEX_DMA_MAX_SIZE, tail, 0x22);
+	EXPECT_EQ(tail, at) TH_LOG("byte %llu: %#x, expected 0x22 (past the first CB's 256 MiB)",
+				   (unsigned long long)(FLEX_DMA_MAX_SIZE + at),
+				   h[FLEX_DMA_MAX_SIZE + at]);
+
+	/* 0 bytes: nothing queued, in either direction, buffer or not. */
+	flex_stream_get_stats(s, &before);
+	EXPECT_EQ(0, flex_stream_copy(s, 1, X, 0, head, 0)) TH_LOG("%s", flex_job_last_error());
+	EXPECT_EQ(0, flex_stream_copy(s, 0, X, 0, NULL, 0)) TH_LOG("%s", flex_job_last_error());
+	flex_stream_get_stats(s, &after);
+	EXPECT_EQ(before.cbs, after.cbs);
+	EXPECT_EQ(before.jobs, after.jobs);
+	free(h);
+	flex_context_destroy(ctx);
+}
+
+/* A job's 0-byte DMA step is skipped; the steps around it run. */
+TEST(a_jobs_0_byte_dma_step_is_skipped)
+{
+	struct flex_context *ctx = open_ctx(_metadata, 64 * MiB);
+	static const int32_t v[16] = { [0 ... 15] = 5 };
+	struct flex_stream *s;
+	struct flex_step steps[3];
+	struct flex_job *job = NULL;
+	flex_alloc_index_t X;
+	int32_t out[16];
+	int i;
+
+	ASSERT_NE(NULL, ctx);
+	s = flex_context_default_stream(ctx);
+	X = alloc_bytes(_metadata, ctx, sizeof(v));
+	steps[0] = flex_step_dma_to_device(X, 0, v, sizeof(v));
+	steps[1] = flex_step_dma_to_device(X, 0, NULL, 0);
+	steps[2] = flex_step_dma_from_device(X, 0, out, sizeof(out));
+	ASSERT_EQ(0, flex_job_new("with_an_empty_step", steps, 3, &job))
+		TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_stream_launch(s, job, NULL, 0, 0)) TH_LOG("%s", flex_job_last_error());
+	sync_ok(_metadata, s, "job");
+	for (i = 0; i < 16 && out[i] == 5; i++)
+		;
+	EXPECT_EQ(16, i);
+	flex_job_free(job);
+	flex_context_destroy(ctx);
+}
+
+TEST_HARNESS_MAIN
