@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Copies: host <-> device DMA of any size.
+ * Copies: host <-> device DMA of any size, direct or staged.
  *
  * One DMA CB moves at most FLEX_DMA_MAX_SIZE (256 MiB), and the driver
  * pins a DMA's host pages from its submission to its completion, at most
@@ -10,12 +10,24 @@
  * has more than 256 MiB pinned for split copies, and the pinning of one
  * piece overlaps the transfer of the one before. A 0-byte copy queues
  * nothing.
+ *
+ * A staged copy (FLEX_COPY_STAGED) goes through the stream's staging
+ * buffers instead of the caller's memory: STAGE_BUFS page-aligned buffers
+ * of STAGE_BYTES, allocated on first use and kept until the stream is
+ * destroyed, each reused as soon as the CB that used it has completed. To
+ * the device, the caller's bytes are copied into a buffer before its DMA
+ * is queued, so the caller may reuse or free its memory when the call
+ * returns; from the device, the call waits for each piece and copies it
+ * out, so it returns with the bytes in place. Either way the driver pins
+ * only the staging buffers (at most 4 MiB a stream, under the default
+ * RLIMIT_MEMLOCK), never the caller's pages.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <linux/flex.h>
+#include <flex/device.h>
 #include <flex/stream.h>
 
 #include "log.h"
@@ -77,4 +89,236 @@ int copy_enqueue_dma(struct flex_stream *s, const struct flex_cb *cb)
 	};
 	dg->cb = *cb;
 	return stream_enqueue_gen(s, &dg->g);
+}
+
+/* ---- staged copies ---- */
+
+static int stage_free_now(const struct flex_stream *s, int i)
+{
+	uint64_t seq = s->stage[i].seq;
+
+	return seq != STAGE_BUSY && (!seq || stream_seq_done(s, seq, s->completed));
+}
+
+/*
+ * Lock held: take a staging buffer (marked STAGE_BUSY), allocating it on
+ * first use. When all are in flight, wait (lock dropped) for the oldest
+ * one's CB, unless @nowait. Returns its index, -EAGAIN (@nowait, none
+ * free), -EIO (the stream failed) or -ENOMEM.
+ */
+static int stage_get(struct flex_stream *s, int nowait)
+{
+	int i, oldest, looked = 0;
+	uint64_t seq;
+
+	for (;;) {
+		if (stream_poisoned(s))
+			return -EIO;
+		oldest = -1;
+		for (i = 0; i < STAGE_BUFS; i++) {
+			if (!s->stage[i].buf) {
+				if (posix_memalign(&s->stage[i].buf, 4096, STAGE_BYTES)) {
+					s->stage[i].buf = NULL;
+					return -ENOMEM;
+				}
+				s->stage[i].seq = 0;
+			}
+			if (stage_free_now(s, i)) {
+				s->stage[i].seq = STAGE_BUSY;
+				return i;
+			}
+			if (s->stage[i].seq != STAGE_BUSY &&
+			    (oldest < 0 || s->stage[i].seq < s->stage[oldest].seq))
+				oldest = i;
+		}
+		if (!looked++) {	/* one status ioctl: maybe some completed since */
+			stream_reap_now(s);
+			continue;
+		}
+		if (nowait)
+			return -EAGAIN;
+		if (oldest < 0) {	/* all taken by other threads' copies */
+			pthread_cond_wait(&s->cond, &s->lock);
+			continue;
+		}
+		seq = s->stage[oldest].seq;
+		pthread_mutex_unlock(&s->lock);
+		if (!stream_wait_submitted(s, seq))
+			flex_device_wait(s->dev, s->qid, seq, -1);
+		pthread_mutex_lock(&s->lock);
+		stream_reap_now(s);	/* notes the completion, or the fault */
+	}
+}
+
+/* Lock held: give a buffer back; @seq the CB that still uses it, or 0. */
+static void stage_put(struct flex_stream *s, int i, uint64_t seq)
+{
+	s->stage[i].seq = seq;
+	pthread_cond_broadcast(&s->cond);
+}
+
+void copy_stage_release(struct flex_stream *s)
+{
+	int i;
+
+	for (i = 0; i < STAGE_BUFS; i++) {
+		free(s->stage[i].buf);
+		s->stage[i].buf = NULL;
+	}
+}
+
+/* The stream's failure as this copy's error. */
+static int staged_error(struct flex_stream *s, const char *name, int err)
+{
+	struct flex_stream_error e;
+	int qerr = flex_stream_query(s, &e);
+
+	if (qerr && qerr != -EBUSY)
+		return error_set(qerr, "%s (staged): stream %u failed: %s", name, s->qid,
+				 e.message);
+	if (err == -EIO)
+		return error_set(err, "stream %u is poisoned: synchronize or query for the "
+				 "error, reset to recover", s->qid);
+	return error_set(err, "%s (staged): stream %u: %s", name, s->qid, strerror(-err));
+}
+
+/* A piece's DMA CB, @off bytes into the copy. */
+static struct flex_cb stage_cb(uint32_t opcode, uint64_t launch, uint32_t step,
+			       const struct flex_vaddr *va, uint64_t off, void *buf, uint64_t n)
+{
+	struct flex_cb cb = { .opcode = opcode };
+
+	cb.user_data = ud_make(launch, 0, step, off / STAGE_BYTES);
+	cb.dma.host_ptr = (uint64_t)(uintptr_t)buf;
+	cb.dma.dev.region_id = va->region_id;
+	cb.dma.dev.offset = va->offset + off;
+	cb.dma.size = n;
+	return cb;
+}
+
+/* Host -> staging -> device: returns once every byte is in a staging buffer. */
+static int copy_staged_to_device(struct flex_stream *s, const struct flex_vaddr *va,
+				 const void *host, uint64_t size)
+{
+	const char *name = "copy_to_device";
+	uint64_t off, n, launch;
+	struct flex_cb cb;
+	int i, err = 0;
+
+	pthread_mutex_lock(&s->lock);
+	launch = stream_poisoned(s) ? 0 : stream_new_launch(s, name);
+	for (off = 0; off < size && !err; off += n) {
+		n = size - off < STAGE_BYTES ? size - off : STAGE_BYTES;
+		i = stage_get(s, 0);
+		if (i < 0) {
+			err = i;
+			break;
+		}
+		/* The copy into the buffer is the caller's time, not the stream's lock's. */
+		pthread_mutex_unlock(&s->lock);
+		memcpy(s->stage[i].buf, (const char *)host + off, n);
+		pthread_mutex_lock(&s->lock);
+		cb = stage_cb(FLEX_CB_DMA_TO_DEVICE, launch, FLEX_STEP_DMA_TO_DEVICE, va, off,
+			      s->stage[i].buf, n);
+		err = stream_enqueue_cbs(s, &cb, 1);
+		stage_put(s, i, err ? 0 : s->assigned);
+	}
+	if (!err)
+		s->stats.jobs++;
+	pthread_mutex_unlock(&s->lock);
+	return err ? staged_error(s, name, err) : 0;
+}
+
+/* Device -> staging -> host: returns once every byte is in @host. */
+static int copy_staged_from_device(struct flex_stream *s, const struct flex_vaddr *va,
+				   void *host, uint64_t size)
+{
+	const char *name = "copy_from_device";
+	struct {
+		int buf;
+		uint64_t seq, off, n;
+	} fl[STAGE_BUFS];
+	uint64_t off = 0, n, launch;
+	int i, nfl = 0, err = 0;
+	struct flex_cb cb;
+
+	pthread_mutex_lock(&s->lock);
+	launch = stream_poisoned(s) ? 0 : stream_new_launch(s, name);
+	while (!err && (off < size || nfl)) {
+		/* Queue another piece while a buffer is free (wait only with none of ours out). */
+		i = off < size ? stage_get(s, nfl > 0) : -EAGAIN;
+		if (i >= 0) {
+			n = size - off < STAGE_BYTES ? size - off : STAGE_BYTES;
+			cb = stage_cb(FLEX_CB_DMA_FROM_DEVICE, launch, FLEX_STEP_DMA_FROM_DEVICE,
+				      va, off, s->stage[i].buf, n);
+			err = stream_enqueue_cbs(s, &cb, 1);
+			if (err) {
+				stage_put(s, i, 0);
+				break;
+			}
+			fl[nfl++] = (typeof(fl[0])){ i, s->assigned, off, n };
+			off += n;
+			continue;
+		}
+		if (i != -EAGAIN) {
+			err = i;
+			break;
+		}
+		/* Our oldest piece: wait for it, copy it out, free its buffer. */
+		pthread_mutex_unlock(&s->lock);
+		err = stream_wait_submitted(s, fl[0].seq);
+		if (!err)
+			err = flex_device_wait(s->dev, s->qid, fl[0].seq, -1);
+		if (!err)
+			memcpy((char *)host + fl[0].off, s->stage[fl[0].buf].buf, fl[0].n);
+		pthread_mutex_lock(&s->lock);
+		if (err)
+			break;
+		if (fl[0].seq > s->completed)
+			s->completed = fl[0].seq;
+		stage_put(s, fl[0].buf, 0);
+		memmove(fl, fl + 1, --nfl * sizeof(fl[0]));
+	}
+	/* On failure the pieces still out are in flight: their CBs release them. */
+	for (i = 0; i < nfl; i++)
+		stage_put(s, fl[i].buf, fl[i].seq);
+	if (!err)
+		s->stats.jobs++;
+	pthread_mutex_unlock(&s->lock);
+	return err ? staged_error(s, name, err) : 0;
+}
+
+FLEX_EXPORT int flex_stream_copy(struct flex_stream *s, unsigned int flags,
+				 flex_alloc_index_t index, uint64_t offset, void *host,
+				 uint64_t size)
+{
+	int to_device = flags & FLEX_COPY_TO_DEVICE;
+	const char *name = to_device ? "copy_to_device" : "copy_from_device";
+	struct flex_vaddr va;
+	struct flex_step step;
+	uint64_t have;
+	int err;
+
+	if (!s || (!host && size))
+		return error_set(-EINVAL, "%s: NULL stream or host pointer", name);
+	if (flags & ~(FLEX_COPY_TO_DEVICE | FLEX_COPY_STAGED))
+		return error_set(-EINVAL, "%s: unknown flags %#x", name, flags);
+	if (!size)
+		return 0;
+	if (!(flags & FLEX_COPY_STAGED)) {
+		step = to_device ? flex_step_dma_to_device(index, offset, host, size) :
+				   flex_step_dma_from_device(index, offset, host, size);
+		return launch_dma_steps(s, name, &step, 1);
+	}
+	err = flex_alloc_resolve(s->ctx->alloc, index, &va, &have);
+	if (err)
+		return error_set(err, "%s: allocation %llu: %s", name, (unsigned long long)index,
+				 flex_alloc_last_error());
+	if (offset > have || size > have - offset)
+		return error_set(-ERANGE, "%s: bytes %llu .. %llu leave the allocation of %llu "
+				 "bytes", name, (unsigned long long)offset,
+				 (unsigned long long)(offset + size), (unsigned long long)have);
+	va.offset += offset;
+	return to_device ? copy_staged_to_device(s, &va, host, size) :
+			   copy_staged_from_device(s, &va, host, size);
 }

@@ -252,8 +252,8 @@ static int launch_kernel(struct flex_stream *s, const struct flex_job *job,
 	return err;
 }
 
-static int launch_dma_steps(struct flex_stream *s, const char *name,
-			    const struct flex_step *steps, uint32_t n_steps)
+int launch_dma_steps(struct flex_stream *s, const char *name, const struct flex_step *steps,
+		     uint32_t n_steps)
 {
 	struct flex_alloc *a = s->ctx->alloc;
 	struct flex_vaddr va[FLEX_JOB_MAX_STEPS];
@@ -361,22 +361,6 @@ FLEX_EXPORT int flex_stream_launch(struct flex_stream *s, const struct flex_job 
 		return error_set(-EINVAL, "job %s: a DMA-only job takes no tensor arguments "
 				 "(%u given)", job->name, n_args);
 	return launch_dma_steps(s, job->name, job->steps, job->n_steps);
-}
-
-FLEX_EXPORT int flex_stream_copy(struct flex_stream *s, int to_device,
-				 flex_alloc_index_t index, uint64_t offset, void *host,
-				 uint64_t size)
-{
-	const char *name = to_device ? "copy_to_device" : "copy_from_device";
-	struct flex_step step;
-
-	if (!s || (!host && size))
-		return error_set(-EINVAL, "%s: NULL stream or host pointer", name);
-	if (!size)
-		return 0;
-	step = to_device ? flex_step_dma_to_device(index, offset, host, size) :
-			   flex_step_dma_from_device(index, offset, host, size);
-	return launch_dma_steps(s, name, &step, 1);
 }
 
 FLEX_EXPORT int flex_stream_host_func(struct flex_stream *s, flex_host_fn fn, void *user)

@@ -218,7 +218,7 @@ void stream_defer(struct flex_stream *s, void *buf, flex_alloc_index_t slot)
  * Has CB @seq completed (or been cancelled), or was it never submitted and
  * never will be (discarded)? @completed: the queue's last completion.
  */
-static int seq_done(const struct flex_stream *s, uint64_t seq, uint64_t completed)
+int stream_seq_done(const struct flex_stream *s, uint64_t seq, uint64_t completed)
 {
 	uint64_t sub = atomic_load(&s->submitted);
 
@@ -232,7 +232,7 @@ static void reap_upto(struct flex_stream *s, uint64_t completed)
 {
 	struct deferred *d;
 
-	while ((d = s->def_head) && seq_done(s, d->seq, completed)) {
+	while ((d = s->def_head) && stream_seq_done(s, d->seq, completed)) {
 		s->def_head = d->next;
 		if (!s->def_head)
 			s->def_tail = NULL;
@@ -244,20 +244,23 @@ static void reap_upto(struct flex_stream *s, uint64_t completed)
 	}
 }
 
-/* One FLEX_IOCTL_QUEUE_STATUS: note the completion, free what it allows. */
-static void reap_now(struct flex_stream *s)
+void stream_reap_now(struct flex_stream *s)
 {
 	struct flex_queue_status st;
 
-	if (!flex_device_queue_status(s->dev, s->qid, &st) && st.completed > s->completed)
-		s->completed = st.completed;
+	if (!flex_device_queue_status(s->dev, s->qid, &st)) {
+		if (st.completed > s->completed)
+			s->completed = st.completed;
+		if (st.fault_code)
+			s->dev_faulted = 1;
+	}
 	reap_upto(s, s->completed);
 }
 
 void stream_reap(struct flex_stream *s)
 {
 	if (s->n_def >= REAP_EVERY)
-		reap_now(s);
+		stream_reap_now(s);
 }
 
 /* ---- submission ---- */
@@ -585,7 +588,7 @@ static void run_gen(struct flex_stream *s, struct item *it)
 			break;
 		pthread_mutex_lock(&s->lock);
 		window_submitted(s, g, it->cbs, it->n, seq, it->staging);
-		reap_now(s);
+		stream_reap_now(s);
 		wake(s);
 		pthread_mutex_unlock(&s->lock);
 		it->n = 0;
@@ -775,6 +778,7 @@ FLEX_EXPORT void flex_stream_destroy(struct flex_stream *s)
 	}
 	flex_stream_get_stats(s, &final);	/* before the slot goes: its size counts */
 	corr_slot_release(s);
+	copy_stage_release(s);
 	context_remove_stream(s->ctx, s, &final);
 	free(s->scratch);
 	pthread_cond_destroy(&s->cond);

@@ -104,6 +104,11 @@ struct deferred {
 /* Split-DMA pieces one stream has in the driver at once (pinned memory). */
 #define PIN_WINDOWS	2
 
+/* Staging buffers of a stream, for copies from and to pageable memory. */
+#define STAGE_BUFS	4
+#define STAGE_BYTES	(1ULL << 20)
+#define STAGE_BUSY	UINT64_MAX
+
 #define NAME_RING	256
 
 struct flex_stream {
@@ -138,6 +143,12 @@ struct flex_stream {
 
 	uint64_t pin_seq[PIN_WINDOWS];	/* split-DMA pieces in flight, 0: none */
 
+	/* Staged copies' buffers (copy.c): seq 0 free, STAGE_BUSY taken, else in flight. */
+	struct {
+		void *buf;
+		uint64_t seq;
+	} stage[STAGE_BUFS];
+
 	struct flex_cb *scratch;	/* CBs being built, reused */
 	size_t scratch_n;
 
@@ -163,6 +174,10 @@ void stream_defer_at(struct flex_stream *s, uint64_t seq, void *buf, flex_alloc_
 /* Run @g (owned from now on): the caller submits what it can, the worker the rest. */
 int stream_enqueue_gen(struct flex_stream *s, struct gen *g);
 void stream_reap(struct flex_stream *s);
+/* Has CB @seq completed, or will it never run? @completed: the last completion seen. */
+int stream_seq_done(const struct flex_stream *s, uint64_t seq, uint64_t completed);
+/* One FLEX_IOCTL_QUEUE_STATUS: note the completion (and a fault), free what it allows. */
+void stream_reap_now(struct flex_stream *s);
 struct flex_cb *stream_scratch(struct flex_stream *s, size_t n);
 /* Without the lock: the stream's failure into @err (which may be NULL). */
 int stream_wait_submitted(struct flex_stream *s, uint64_t seq);
@@ -176,8 +191,14 @@ void context_remove_stream(struct flex_context *ctx, struct flex_stream *s,
 /* context_report.c: append the context's report to ctx->report_path. */
 void context_write_exit_report(struct flex_context *ctx);
 
+/* launch.c: a DMA-only job's steps (takes the lock). */
+int launch_dma_steps(struct flex_stream *s, const char *name, const struct flex_step *steps,
+		     uint32_t n_steps);
+
 /* copy.c, lock held: one DMA CB of any size (split when beyond one CB's); 0 bytes: nothing. */
 int copy_enqueue_dma(struct flex_stream *s, const struct flex_cb *cb);
+/* copy.c: free the staging buffers (the stream is idle, its worker stopped). */
+void copy_stage_release(struct flex_stream *s);
 
 /* correction.c. Without s->lock: a slot of at least @bytes (grown if needed). */
 int corr_slot_ensure(struct flex_stream *s, uint64_t bytes);

@@ -129,25 +129,52 @@ int flex_stream_priority(const struct flex_stream *s);
 int flex_stream_launch(struct flex_stream *s, const struct flex_job *job,
 		       const struct flex_tensor *args, uint32_t n_args, uint32_t flags);
 
+/* flex_stream_copy() flags. */
+#define FLEX_COPY_FROM_DEVICE	0U		/* device -> host (no flag) */
+#define FLEX_COPY_TO_DEVICE	(1U << 0)	/* host -> device */
+#define FLEX_COPY_STAGED	(1U << 1)	/* through staging buffers (Since: 0.2) */
+
 /**
- * flex_stream_copy() - enqueue a DMA (a one-step DMA-only job named
- * "copy_to_device" or "copy_from_device").
- * @to_device:	1 host -> device, 0 device -> host.
+ * flex_stream_copy() - enqueue a copy between host memory and an
+ * allocation (a DMA-only job named "copy_to_device" or
+ * "copy_from_device").
+ * @flags:	FLEX_COPY_TO_DEVICE (host -> device) or FLEX_COPY_FROM_DEVICE,
+ *		optionally with FLEX_COPY_STAGED. (0.1's int to_device, 1 or
+ *		0, means the same.)
+ * @index, @offset: where in the device: bytes @offset .. @offset + @size
+ *		of the allocation.
+ * @host:	the host memory.
  * @size:	any size. 0 queues nothing and returns 0 (@host may be NULL).
- *		Above FLEX_DMA_MAX_SIZE (what one DMA CB moves) the copy is
- *		split into pieces of FLEX_DMA_MAX_SIZE / 2, at most two of
- *		them in flight per stream, so that a stream never holds more
- *		than FLEX_DMA_MAX_SIZE of host memory pinned for them (the
- *		driver pins a DMA's pages while it is queued, at most 512 MiB
- *		per open file); a fault in piece k reports tile k. Since 0.2
- *		(0.1 refused 0 and sizes above FLEX_DMA_MAX_SIZE).
  *
- * Returns at once; @host must stay valid (and, to the device, unchanged)
- * until the copy has run.
+ * Direct (no FLEX_COPY_STAGED): the DMA engine reads or writes @host
+ * itself, when the copy runs, so @host must stay valid (and, to the
+ * device, unchanged) until then (synchronize, or an event); the driver
+ * pins its pages while the copy is queued. Returns at once. Above
+ * FLEX_DMA_MAX_SIZE (what one DMA CB moves) the copy is split into pieces
+ * of FLEX_DMA_MAX_SIZE / 2, at most two of them in flight per stream, so
+ * that a stream never holds more than FLEX_DMA_MAX_SIZE of host memory
+ * pinned for them (the driver allows 512 MiB per open file); a fault in
+ * piece k reports tile k. Since 0.2: 0.1 refused 0 and sizes above
+ * FLEX_DMA_MAX_SIZE.
  *
- * Return: as flex_stream_launch().
+ * Staged (FLEX_COPY_STAGED), for pageable memory, as cudaMemcpy from or to
+ * memory that is not page-locked: the bytes go through the stream's pool of
+ * staging buffers (four of 1 MiB, allocated on first use, each reused once
+ * the CB that used it completed; the driver pins only them). To the
+ * device, the call copies @host into staging buffers and queues their
+ * DMAs; it returns once every byte has been copied, so @host may be
+ * reused or freed at once (a copy larger than the pool waits for its
+ * first pieces to complete). From the device, the call queues the DMAs
+ * into staging buffers, waits for each and copies it to @host: it returns
+ * once @host holds the bytes (it blocks, after everything enqueued before
+ * it). The copy is ordered in the stream like any other; a failure of the
+ * stream meanwhile is returned with the stream's message.
+ *
+ * Return: as flex_stream_launch(), and -EINVAL for unknown @flags; a
+ * staged copy from the device returns the stream's failure errno when the
+ * stream failed before the bytes arrived.
  */
-int flex_stream_copy(struct flex_stream *s, int to_device, flex_alloc_index_t index,
+int flex_stream_copy(struct flex_stream *s, unsigned int flags, flex_alloc_index_t index,
 		     uint64_t offset, void *host, uint64_t size);
 
 /**
