@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Copies: host <-> device DMA of any size, direct or staged.
+ * Copies: host <-> device DMA of any size, direct or staged; device ->
+ * device copies and fills.
  *
  * One DMA CB moves at most FLEX_DMA_MAX_SIZE (256 MiB), and the driver
  * pins a DMA's host pages from its submission to its completion, at most
@@ -21,6 +22,14 @@
  * out, so it returns with the bytes in place. Either way the driver pins
  * only the staging buffers (at most 4 MiB a stream, under the default
  * RLIMIT_MEMLOCK), never the caller's pages.
+ *
+ * Device copies and fills run on the compute engine (the DMA engine moves
+ * only between host and device): COPY and FILL programs built per
+ * operation (devop.c), each CB's program DMA'd into the stream's
+ * correction slot and run from there, with segments 0 and 1 on the
+ * destination's and the source's regions. One slot per stream is enough
+ * for the same reason as for correction tensors: a queue runs one CB at a
+ * time, so the next DMA into the slot runs after the CB that ran from it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,6 +39,7 @@
 #include <flex/device.h>
 #include <flex/stream.h>
 
+#include "devop.h"
 #include "log.h"
 #include "stream_internal.h"
 
@@ -177,8 +187,7 @@ static int staged_error(struct flex_stream *s, const char *name, int err)
 		return error_set(qerr, "%s (staged): stream %u failed: %s", name, s->qid,
 				 e.message);
 	if (err == -EIO)
-		return error_set(err, "stream %u is poisoned: synchronize or query for the "
-				 "error, reset to recover", s->qid);
+		return stream_poisoned_error(s);
 	return error_set(err, "%s (staged): stream %u: %s", name, s->qid, strerror(-err));
 }
 
@@ -321,4 +330,152 @@ FLEX_EXPORT int flex_stream_copy(struct flex_stream *s, unsigned int flags,
 	va.offset += offset;
 	return to_device ? copy_staged_to_device(s, &va, host, size) :
 			   copy_staged_from_device(s, &va, host, size);
+}
+
+/* ---- device copies and fills ---- */
+
+/* Resolve bytes @off .. @off + @size of @index; its absolute place in *@va. */
+static int resolve_range(struct flex_stream *s, const char *name, const char *what,
+			 flex_alloc_index_t index, uint64_t off, uint64_t size,
+			 struct flex_vaddr *va)
+{
+	uint64_t have;
+	int err = flex_alloc_resolve(s->ctx->alloc, index, va, &have);
+
+	if (err)
+		return error_set(err, "%s: %s allocation %llu: %s", name, what,
+				 (unsigned long long)index, flex_alloc_last_error());
+	if (off > have || size > have - off)
+		return error_set(-ERANGE, "%s: %s bytes %llu .. %llu leave the allocation of "
+				 "%llu bytes", name, what, (unsigned long long)off,
+				 (unsigned long long)(off + size), (unsigned long long)have);
+	va->offset += off;
+	return 0;
+}
+
+/* Queue @op's CBs: per CB, its program DMA'd into the slot and a compute CB on it. */
+static int device_op(struct flex_stream *s, const char *name, const struct devop *op,
+		     uint64_t dst_region, uint64_t src_region)
+{
+	uint32_t n = devop_n_cbs(op), k;
+	size_t max = devop_program_max(op), len;
+	struct flex_cb *cbs, tmpl;
+	unsigned char *progs;
+	uint64_t launch;
+	int err;
+
+	/* Before the lock: the allocator may call back (memory pressure). */
+	err = corr_slot_ensure(s, max);
+	if (err)
+		return err;
+	progs = malloc((size_t)n * max);
+	if (!progs)
+		return error_set(-ENOMEM, "%s: %zu bytes of programs", name, (size_t)n * max);
+	pthread_mutex_lock(&s->lock);
+	err = stream_begin_job(s, name, 2 * (size_t)n, &cbs, &launch);
+	if (err)
+		goto unlock;
+	memset(&tmpl, 0, sizeof(tmpl));
+	tmpl.opcode = FLEX_CB_COMPUTE;
+	tmpl.compute.program.region_id = s->slot_va.region_id;
+	tmpl.compute.program.offset = s->slot_va.offset;
+	tmpl.compute.segments[0].region_id = dst_region;
+	tmpl.compute.segment_mask = 1U << 0 | 1U << FLEX_SEGMENT_CORRECTION;
+	if (!op->fill) {
+		tmpl.compute.segments[1].region_id = src_region;
+		tmpl.compute.segment_mask |= 1U << 1;
+	}
+	tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].region_id = s->slot_va.region_id;
+	tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].offset = s->slot_va.offset;
+	for (k = 0; k < n; k++) {
+		unsigned char *prog = progs + (size_t)k * max;
+		struct flex_cb *d = &cbs[2 * k];
+
+		len = devop_program(op, k, prog);
+		memset(d, 0, sizeof(*d));
+		d->opcode = FLEX_CB_DMA_TO_DEVICE;
+		d->user_data = ud_make(launch, 0, FLEX_STEP_DMA_TO_DEVICE, k);
+		d->dma.host_ptr = (uint64_t)(uintptr_t)prog;
+		d->dma.dev.region_id = s->slot_va.region_id;
+		d->dma.dev.offset = s->slot_va.offset;
+		d->dma.size = len;
+		cbs[2 * k + 1] = tmpl;
+		cbs[2 * k + 1].user_data = ud_make(launch, 1, FLEX_STEP_COMPUTE, k);
+	}
+	err = stream_enqueue_cbs(s, cbs, 2 * n);
+	/* Even on error: a first batch may have been queued already. */
+	stream_defer(s, progs, FLEX_ALLOC_INDEX_NONE);
+	progs = NULL;
+	if (!err) {
+		s->stats.jobs++;
+		stream_reap(s);
+	}
+unlock:
+	pthread_mutex_unlock(&s->lock);
+	free(progs);
+	return err;
+}
+
+FLEX_EXPORT int flex_stream_copy_device(struct flex_stream *s, flex_alloc_index_t dst,
+					uint64_t dst_offset, flex_alloc_index_t src,
+					uint64_t src_offset, uint64_t size)
+{
+	const char *name = "copy_device";
+	struct flex_vaddr d, r;
+	struct devop op;
+	int err;
+
+	if (!s)
+		return error_set(-EINVAL, "%s: NULL stream", name);
+	if (!size)
+		return 0;
+	err = resolve_range(s, name, "destination", dst, dst_offset, size, &d) ?:
+	      resolve_range(s, name, "source", src, src_offset, size, &r);
+	if (err)
+		return err;
+	memset(&op, 0, sizeof(op));
+	op.dst = d.offset;
+	op.src = r.offset;
+	op.size = size;
+	/* Overlapping with the destination above: from the end, as memmove. */
+	op.backward = d.region_id == r.region_id && d.offset > r.offset &&
+		      d.offset < r.offset + size;
+	op.insn_bytes = DEVOP_INSN_BYTES;
+	op.insns_per_cb = DEVOP_INSNS_PER_CB;
+	return device_op(s, name, &op, d.region_id, r.region_id);
+}
+
+FLEX_EXPORT int flex_stream_fill(struct flex_stream *s, flex_alloc_index_t dst,
+				 uint64_t offset, uint64_t size, const void *pattern,
+				 uint32_t pattern_size)
+{
+	const char *name = "fill";
+	const unsigned char *p = pattern;
+	struct flex_vaddr d;
+	struct devop op;
+	uint32_t i;
+	int err;
+
+	if (!s)
+		return error_set(-EINVAL, "%s: NULL stream", name);
+	if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4 && pattern_size != 8)
+		return error_set(-EINVAL, "%s: a pattern of %u bytes; 1, 2, 4 or 8 (an element)",
+				 name, pattern_size);
+	if (!size)
+		return 0;
+	if (!pattern)
+		return error_set(-EINVAL, "%s: NULL pattern", name);
+	err = resolve_range(s, name, "destination", dst, offset, size, &d);
+	if (err)
+		return err;
+	memset(&op, 0, sizeof(op));
+	op.fill = 1;
+	op.dst = d.offset;
+	op.size = size;
+	for (i = 0; i < pattern_size; i++)
+		op.pattern |= (uint64_t)p[i] << (8 * i);
+	op.psize = pattern_size;
+	op.insn_bytes = DEVOP_INSN_BYTES;
+	op.insns_per_cb = DEVOP_INSNS_PER_CB;
+	return device_op(s, name, &op, d.region_id, 0);
 }

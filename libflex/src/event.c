@@ -62,7 +62,7 @@ FLEX_EXPORT int flex_event_record(struct flex_event *ev, struct flex_stream *s)
 	pthread_mutex_lock(&s->lock);
 	if (stream_poisoned(s)) {
 		pthread_mutex_unlock(&s->lock);
-		return error_set(-EIO, "stream %u is poisoned", s->qid);
+		return stream_poisoned_error(s);
 	}
 	seq = s->assigned;
 	pthread_mutex_unlock(&s->lock);

@@ -283,18 +283,7 @@ int launch_dma_steps(struct flex_stream *s, const char *name, const struct flex_
 
 	pthread_mutex_lock(&s->lock);
 	/* As large as a generator's window: a split DMA must not move it. */
-	cbs = stream_scratch(s, FLEX_SUBMIT_MAX_CBS);
-	if (!cbs) {
-		err = error_set(-ENOMEM, "job %s: no memory for CBs", name);
-		goto unlock;
-	}
-	if (stream_poisoned(s)) {
-		err = error_set(-EIO, "stream %u is poisoned: synchronize or query for the "
-				"error, reset to recover", s->qid);
-		goto unlock;
-	}
-	launch = stream_new_launch(s, name);
-	err = 0;
+	err = stream_begin_job(s, name, FLEX_SUBMIT_MAX_CBS, &cbs, &launch);
 	for (i = 0; i < n_steps && !err; i++) {
 		const struct flex_step *st = &steps[i];
 		struct flex_cb *cb = cbs + n;
@@ -342,7 +331,6 @@ int launch_dma_steps(struct flex_stream *s, const char *name, const struct flex_
 		err = stream_enqueue_cbs(s, cbs, n);
 	if (!err)
 		s->stats.jobs++;
-unlock:
 	pthread_mutex_unlock(&s->lock);
 	return err;
 }

@@ -59,6 +59,24 @@ int stream_poisoned(const struct flex_stream *s)
 	return s->dev_faulted || s->has_host_err;
 }
 
+int stream_poisoned_error(const struct flex_stream *s)
+{
+	return error_set(-EIO, "stream %u is poisoned: synchronize or query for the error, "
+			 "reset to recover", s->qid);
+}
+
+int stream_begin_job(struct flex_stream *s, const char *name, size_t n, struct flex_cb **cbs,
+		     uint64_t *launch)
+{
+	*cbs = stream_scratch(s, n);
+	if (!*cbs)
+		return error_set(-ENOMEM, "job %s: no memory for %zu CBs", name, n);
+	if (stream_poisoned(s))
+		return stream_poisoned_error(s);
+	*launch = stream_new_launch(s, name);
+	return 0;
+}
+
 uint64_t stream_new_launch(struct flex_stream *s, const char *name)
 {
 	uint64_t seq = ++s->launch_seq;
@@ -321,8 +339,7 @@ int stream_enqueue_cbs(struct flex_stream *s, struct flex_cb *cbs, uint32_t n)
 	int err;
 
 	if (stream_poisoned(s))
-		return error_set(-EIO, "stream %u is poisoned: synchronize or query for the "
-				 "error, reset to recover", s->qid);
+		return stream_poisoned_error(s);
 	while (!s->head && done < n) {
 		uint32_t k = n - done < FLEX_SUBMIT_MAX_CBS ? n - done : FLEX_SUBMIT_MAX_CBS;
 		uint64_t seq;
@@ -466,8 +483,7 @@ int stream_enqueue_gen(struct flex_stream *s, struct gen *g)
 
 	if (stream_poisoned(s)) {
 		g->free(g);
-		return error_set(-EIO, "stream %u is poisoned: synchronize or query for the "
-				 "error, reset to recover", s->qid);
+		return stream_poisoned_error(s);
 	}
 	if (!cbs) {
 		g->free(g);
@@ -518,8 +534,7 @@ int stream_enqueue_item(struct flex_stream *s, struct item *it)
 {
 	if (stream_poisoned(s)) {
 		free(it);
-		return error_set(-EIO, "stream %u is poisoned: synchronize or query for the "
-				 "error, reset to recover", s->qid);
+		return stream_poisoned_error(s);
 	}
 	s->assigned++;		/* the NOP after a host function, or the WAIT CB */
 	append(s, it);

@@ -163,6 +163,11 @@ struct flex_stream {
 
 /* stream.c, with s->lock held unless said otherwise. */
 int stream_poisoned(const struct flex_stream *s);
+/* -EIO, with the message that says so. */
+int stream_poisoned_error(const struct flex_stream *s);
+/* A job's start: scratch for @n CBs, the stream not poisoned, a launch number. */
+int stream_begin_job(struct flex_stream *s, const char *name, size_t n, struct flex_cb **cbs,
+		     uint64_t *launch);
 int stream_enqueue_cbs(struct flex_stream *s, struct flex_cb *cbs, uint32_t n);
 int stream_enqueue_item(struct flex_stream *s, struct item *it);
 uint64_t stream_new_launch(struct flex_stream *s, const char *name);

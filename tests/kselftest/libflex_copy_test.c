@@ -2,7 +2,7 @@
 /*
  * FlexStream's copies against the driver: host <-> device copies of any
  * size (split beyond one DMA CB, 0 bytes a no-op), staged copies from and
- * to pageable memory.
+ * to pageable memory, device copies and fills.
  */
 #include <stdint.h>
 
@@ -195,6 +195,147 @@ TEST(staged_copies_leave_pageable_memory_to_the_caller)
 	free(want);
 	free(out);
 	flex_stream_destroy(s);
+	flex_context_destroy(ctx);
+}
+
+/* ---- device copies and fills ---- */
+
+/* @want[off .. off + n) = the @psize-byte @pattern repeated, cut at n. */
+static void ref_fill(unsigned char *want, size_t off, size_t n, const void *pattern,
+		     size_t psize)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		want[off + i] = ((const unsigned char *)pattern)[i % psize];
+}
+
+static void expect_bytes(struct __test_metadata *_metadata, const unsigned char *got,
+			 const unsigned char *want, size_t n, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < n && got[i] == want[i]; i++)
+		;
+	EXPECT_EQ(n, i) TH_LOG("%s: byte %zu is %#x, expected %#x", what, i, got[i], want[i]);
+}
+
+/*
+ * copy_, clone, zero_, fill_ and cudaMemsetAsync on the device: copies at
+ * odd offsets between allocations and overlapping within one (as
+ * memmove), fills of 1-, 2-, 4- and 8-byte patterns at odd offsets and
+ * sizes, all queued behind each other without a synchronize.
+ */
+TEST(device_copies_and_fills_at_any_offset_and_size)
+{
+	enum { SZ = 1024 * 1024 + 3 };
+	struct flex_context *ctx = open_ctx(_metadata, 64 * MiB);
+	static unsigned char a[SZ], b[SZ], wa[SZ], wb[SZ];
+	const uint8_t zero = 0;
+	const uint16_t bf16 = 0x3fc0;			/* 1.5 */
+	const float f = 3.5f;
+	const double d = -1.25;				/* halves differ: doubled COPYs */
+	const int64_t i64 = 0x0000000700000007LL;	/* halves equal: FILL */
+	struct flex_stream_stats before, after;
+	struct flex_stream *s;
+	flex_alloc_index_t A, B;
+	struct flex_vaddr va;
+	uint64_t block;
+
+	ASSERT_NE(NULL, ctx);
+	s = flex_context_default_stream(ctx);
+	A = alloc_bytes(_metadata, ctx, SZ);
+	B = alloc_bytes(_metadata, ctx, SZ);
+	fill_bytes(wa, SZ, 3);
+	memset(wb, 0x77, SZ);
+	ASSERT_EQ(0, flex_stream_copy(s, FLEX_COPY_TO_DEVICE, A, 0, wa, SZ));
+	ASSERT_EQ(0, flex_stream_copy(s, FLEX_COPY_TO_DEVICE, B, 0, wb, SZ));
+	sync_ok(_metadata, s, "inputs");
+
+	/* B[5 ..] = A[3 ..]; A[10 ..] = A[0 ..] (overlap, up); A[0 ..] = A[17 ..] (down). */
+	ASSERT_EQ(0, flex_stream_copy_device(s, B, 5, A, 3, SZ - 9))
+		TH_LOG("%s", flex_job_last_error());
+	memcpy(wb + 5, wa + 3, SZ - 9);
+	ASSERT_EQ(0, flex_stream_copy_device(s, A, 10, A, 0, 100001));
+	memmove(wa + 10, wa, 100001);
+	ASSERT_EQ(0, flex_stream_copy_device(s, A, 0, A, 17, 50003));
+	memmove(wa, wa + 17, 50003);
+	/* Fills over B, each pattern at an odd offset with a cut last copy. */
+	ASSERT_EQ(0, flex_stream_fill(s, B, 1, 1000, &zero, 1)) TH_LOG("%s", flex_job_last_error());
+	ref_fill(wb, 1, 1000, &zero, 1);
+	ASSERT_EQ(0, flex_stream_fill(s, B, 1003, 999, &bf16, 2));
+	ref_fill(wb, 1003, 999, &bf16, 2);
+	ASSERT_EQ(0, flex_stream_fill(s, B, 3001, 4003, &f, 4));
+	ref_fill(wb, 3001, 4003, &f, 4);
+	ASSERT_EQ(0, flex_stream_fill(s, B, 9001, 8005, &d, 8));
+	ref_fill(wb, 9001, 8005, &d, 8);
+	ASSERT_EQ(0, flex_stream_fill(s, B, 20001, 333, &i64, 8));
+	ref_fill(wb, 20001, 333, &i64, 8);
+	ASSERT_EQ(0, flex_stream_fill(s, B, SZ - 5, 5, &d, 8));	/* shorter than the pattern */
+	ref_fill(wb, SZ - 5, 5, &d, 8);
+	ASSERT_EQ(0, flex_stream_copy(s, FLEX_COPY_FROM_DEVICE, A, 0, a, SZ));
+	ASSERT_EQ(0, flex_stream_copy(s, FLEX_COPY_FROM_DEVICE, B, 0, b, SZ));
+	sync_ok(_metadata, s, "device copies and fills");
+	expect_bytes(_metadata, a, wa, SZ, "A after two overlapping copies");
+	expect_bytes(_metadata, b, wb, SZ, "B after a copy and six fills");
+
+	/* 0 bytes: nothing; refusals name what is wrong. */
+	flex_stream_get_stats(s, &before);
+	EXPECT_EQ(0, flex_stream_copy_device(s, B, 0, A, 0, 0));
+	EXPECT_EQ(0, flex_stream_fill(s, B, 0, 0, NULL, 4));
+	flex_stream_get_stats(s, &after);
+	EXPECT_EQ(before.cbs, after.cbs);
+	EXPECT_EQ(-EINVAL, flex_stream_fill(s, B, 0, 16, &f, 3));
+	ASSERT_EQ(0, flex_alloc_resolve(flex_context_allocator(ctx), B, &va, &block));
+	EXPECT_EQ(-ERANGE, flex_stream_copy_device(s, B, block - 4, A, 0, 8));
+	EXPECT_NE(NULL, strstr(flex_job_last_error(), "destination"))
+		TH_LOG("%s", flex_job_last_error());
+	EXPECT_EQ(-ERANGE, flex_stream_fill(s, B, block, 1, &zero, 1));
+	EXPECT_EQ(0, flex_stream_fill(s, B, block - 1, 1, &zero, 1));	/* the last byte */
+	sync_ok(_metadata, s, "the last byte");
+	flex_context_destroy(ctx);
+}
+
+/*
+ * Past one instruction (64 MiB): a fill of 65 MiB + 3 with a 4-byte
+ * pattern (two FILLs and a tail), then with an 8-byte one (the first
+ * 64 MiB doubled, the rest copied from it), then a device copy of it.
+ */
+TEST(device_fills_and_copies_past_one_instruction)
+{
+	const size_t n = 65 * MiB + 3;
+	struct flex_context *ctx = open_ctx(_metadata, 256 * MiB);
+	const uint32_t u = 0xc0ffee11;
+	const uint64_t v = 0x8877665544332211ULL;
+	unsigned char *got = malloc(n), *want = malloc(n);
+	struct flex_stream *s;
+	flex_alloc_index_t X, Y;
+
+	ASSERT_NE(NULL, ctx);
+	ASSERT_TRUE(got && want);
+	s = flex_context_default_stream(ctx);
+	X = alloc_bytes(_metadata, ctx, n);
+	ASSERT_EQ(0, flex_stream_fill(s, X, 0, n, &u, 4)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_stream_copy(s, FLEX_COPY_FROM_DEVICE, X, 0, got, n));
+	sync_ok(_metadata, s, "4-byte fill");
+	ref_fill(want, 0, n, &u, 4);
+	expect_bytes(_metadata, got, want, n, "65 MiB + 3 of a 4-byte pattern");
+	ASSERT_EQ(0, flex_stream_fill(s, X, 0, n, &v, 8));
+	ASSERT_EQ(0, flex_stream_copy(s, FLEX_COPY_FROM_DEVICE, X, 0, got, n));
+	sync_ok(_metadata, s, "8-byte fill");
+	ref_fill(want, 0, n, &v, 8);
+	expect_bytes(_metadata, got, want, n, "65 MiB + 3 of an 8-byte pattern");
+	flex_alloc_free(flex_context_allocator(ctx), X);
+	X = alloc_bytes(_metadata, ctx, 1024);
+	Y = alloc_bytes(_metadata, ctx, 1024);
+	ASSERT_EQ(0, flex_stream_fill(s, X, 0, 1024, &u, 4));
+	ASSERT_EQ(0, flex_stream_copy_device(s, Y, 0, X, 0, 1024));
+	ASSERT_EQ(0, flex_stream_copy(s, FLEX_COPY_FROM_DEVICE, Y, 0, got, 1024));
+	sync_ok(_metadata, s, "copy of a fill");
+	ref_fill(want, 0, 1024, &u, 4);
+	expect_bytes(_metadata, got, want, 1024, "Y = X");
+	free(got);
+	free(want);
 	flex_context_destroy(ctx);
 }
 

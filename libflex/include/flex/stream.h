@@ -178,6 +178,50 @@ int flex_stream_copy(struct flex_stream *s, unsigned int flags, flex_alloc_index
 		     uint64_t offset, void *host, uint64_t size);
 
 /**
+ * flex_stream_copy_device() - enqueue a copy from one allocation to another
+ * (or within one), on the device: copy_ between device tensors, clone.
+ * @dst, @dst_offset: where to: bytes @dst_offset .. + @size of @dst.
+ * @src, @src_offset: where from, likewise.
+ * @size:	any size; 0 queues nothing and returns 0. Any offsets (the
+ *		device has no alignment requirement).
+ *
+ * Runs on the compute engine, as COPY instructions (64 MiB each, 256 MiB
+ * per CB, a job named "copy_device": a fault reports its CB as the tile):
+ * the DMA engine only moves between host and device. Overlapping ranges
+ * are copied as memmove() does. Returns at once; ordered in the stream
+ * like any other work. The stream's correction slot holds the programs
+ * (it grows to 4 KiB if it is smaller).
+ *
+ * Return: 0; -EINVAL a NULL stream; -ENOENT/-EINVAL an allocation that does
+ * not exist; -ERANGE a range outside its allocation; -EIO the stream is
+ * poisoned; -ENOMEM; the driver's submission errors. Since: 0.2.
+ */
+int flex_stream_copy_device(struct flex_stream *s, flex_alloc_index_t dst, uint64_t dst_offset,
+			    flex_alloc_index_t src, uint64_t src_offset, uint64_t size);
+
+/**
+ * flex_stream_fill() - enqueue a fill of bytes of an allocation with a
+ * repeated pattern, on the device: zero_, fill_, cudaMemsetAsync.
+ * @dst, @offset: bytes @offset .. + @size of @dst.
+ * @size:	any size, any offset; 0 queues nothing and returns 0. The
+ *		pattern starts at @offset and repeats; a last partial copy
+ *		of it is cut at @size.
+ * @pattern:	@pattern_size bytes, as they are to be in memory (a float
+ *		value's bytes for fill_ on a float tensor).
+ * @pattern_size: 1, 2, 4 or 8: the element size of the tensor (1 for
+ *		cudaMemsetAsync).
+ *
+ * Runs on the compute engine as FILL instructions (a pattern that repeats
+ * every 4 bytes) or COPYs of the pattern doubled in place (an 8-byte one
+ * that does not), in a job named "fill". Returns at once.
+ *
+ * Return: 0; -EINVAL a NULL stream or pattern, or @pattern_size not 1, 2,
+ * 4 or 8; otherwise as flex_stream_copy_device(). Since: 0.2.
+ */
+int flex_stream_fill(struct flex_stream *s, flex_alloc_index_t dst, uint64_t offset,
+		     uint64_t size, const void *pattern, uint32_t pattern_size);
+
+/**
  * flex_stream_host_func() - enqueue a host function: @fn(@user) runs on
  * the stream's worker thread after everything enqueued before it has
  * completed, and nothing enqueued after it starts before it returned
