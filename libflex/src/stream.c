@@ -16,14 +16,17 @@
  * done, so a caller never overtakes it.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <linux/flex.h>
+#include <linux/sync_file.h>
 #include <flex/device.h>
 #include <flex/stream.h>
 
@@ -566,8 +569,106 @@ static void free_item(struct item *it)
 {
 	if (it->kind == ITEM_GEN)
 		free_gen_item(it);
+	if (it->other)
+		stream_put(it->other);
+	if (it->stamp) {
+		int none = 0;
+
+		/* Dropped before its NOP went out: the event will never complete. */
+		if (atomic_load(&it->stamp->fd) < 0)
+			atomic_compare_exchange_strong(&it->stamp->err, &none, -EPIPE);
+		stamp_put(it->stamp);
+	}
 	free(it->cbs);
 	free(it);
+}
+
+/* ---- timing stamps and other files' fences ---- */
+
+void stamp_put(struct stamp *st)
+{
+	if (st && atomic_fetch_sub(&st->refs, 1) == 1) {
+		if (atomic_load(&st->fd) >= 0)
+			close(atomic_load(&st->fd));
+		free(st);
+	}
+}
+
+/* The NOP @seq of @st was submitted: export its fence now, before it completes. */
+static void stamp_export(struct flex_stream *s, struct stamp *st, uint64_t seq)
+{
+	int fd, err = flex_device_fence_export(s->dev, s->qid, seq, &fd);
+
+	if (err)
+		atomic_store(&st->err, err);
+	else
+		atomic_store(&st->fd, fd);
+}
+
+int stream_enqueue_stamp(struct flex_stream *s, struct stamp *st)
+{
+	struct flex_cb nop = { .opcode = FLEX_CB_NOP };
+	struct item *it;
+	uint64_t seq;
+	int err;
+
+	if (stream_poisoned(s))
+		return stream_poisoned_error(s);
+	if (!s->head) {
+		err = flex_device_submit(s->dev, s->qid, &nop, 1, 0, &seq);
+		if (!err) {
+			note_submitted(s, &nop, 1, seq);
+			s->assigned = seq;
+			stamp_export(s, st, seq);
+			return 0;
+		}
+		if (err == -EIO) {
+			s->dev_faulted = 1;
+			wake(s);
+			return error_set(-EIO, "stream %u: the device queue is faulted", s->qid);
+		}
+		if (err != -EAGAIN)
+			return error_set(err, "stream %u: FLEX_IOCTL_SUBMIT of a NOP: %s", s->qid,
+					 strerror(-err));
+	}
+	it = calloc(1, sizeof(*it));
+	if (!it)
+		return error_set(-ENOMEM, "stream %u: out of memory", s->qid);
+	it->kind = ITEM_STAMP;
+	atomic_fetch_add(&st->refs, 1);
+	it->stamp = st;
+	return stream_enqueue_item(s, it);
+}
+
+/*
+ * The worker, lock not held: wait for CB @seq of a stream of another
+ * device file through its sync_file (the driver's WAIT CB reaches only
+ * queues of its own file). 0 when it succeeded; -EPIPE when it failed;
+ * the export's or poll's errno.
+ */
+static int wait_foreign(struct item *it)
+{
+	struct flex_stream *o = it->other;
+	struct sync_file_info info;
+	struct pollfd pfd;
+	int fd, err;
+
+	err = stream_wait_submitted(o, it->other_seq);
+	if (!err)
+		err = flex_device_fence_export(o->dev, o->qid, it->other_seq, &fd);
+	if (err)
+		return err;
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	while (poll(&pfd, 1, -1) < 0)
+		if (errno != EINTR) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+	memset(&info, 0, sizeof(info));
+	err = ioctl(fd, SYNC_IOC_FILE_INFO, &info) ? -errno : info.status < 0 ? -EPIPE : 0;
+	close(fd);
+	return err;
 }
 
 /*
@@ -625,7 +726,7 @@ static void run_item(struct flex_stream *s, struct item *it)
 {
 	struct flex_cb nop = { .opcode = FLEX_CB_NOP, .user_data = it->user_data };
 	uint64_t before = atomic_load(&s->submitted), seq = 0;
-	int err = 0, ran = 0;
+	int err = 0, ran = 0, foreign = 0;
 
 	pthread_mutex_unlock(&s->lock);
 	switch (it->kind) {
@@ -671,6 +772,17 @@ static void run_item(struct flex_stream *s, struct item *it)
 			err = worker_submit(s, &w, 1, &seq);
 		break;
 	}
+	case ITEM_FENCE:
+		err = wait_foreign(it);
+		foreign = err;
+		if (!err)
+			err = worker_submit(s, &nop, 1, &seq);
+		break;
+	case ITEM_STAMP:
+		err = worker_submit(s, &nop, 1, &seq);
+		if (!err)
+			stamp_export(s, it->stamp, seq);
+		break;
 	}
 	pthread_mutex_lock(&s->lock);
 	if (it->kind == ITEM_HOST_FN && ran) {
@@ -690,6 +802,16 @@ static void run_item(struct flex_stream *s, struct item *it)
 		stream_host_error(s, err == -EPIPE ? -EPIPE : err, it->user_data,
 				  "the event's stream (queue %u) failed before seqno %llu",
 				  it->other->qid, (unsigned long long)it->other_seq);
+	} else if (foreign) {
+		stream_host_error(s, foreign, it->user_data,
+				  foreign == -EPIPE ?
+				  "the event's stream (queue %u of another device file) failed at "
+				  "or before seqno %llu" :
+				  "waiting for the fence of queue %u (another device file) seqno "
+				  "%llu failed", it->other->qid, (unsigned long long)it->other_seq);
+	} else if (err && it->kind == ITEM_STAMP) {
+		atomic_store(&it->stamp->err, err);
+		stream_host_error(s, err, 0, "the driver refused a timing event's NOP");
 	} else if (err) {
 		stream_host_error(s, err, it->cbs[it->done].user_data,
 				  "the driver refused a parked CB batch");
@@ -744,6 +866,7 @@ FLEX_EXPORT int flex_stream_create(struct flex_context *ctx, int priority,
 		return error_set(-ENOMEM, "flex_stream_create: out of memory");
 	s->ctx = ctx;
 	s->dev = ctx->dev;
+	atomic_init(&s->refs, 1);
 	s->priority = priority;
 	s->allow_tiled = !(env && !strcmp(env, "0"));
 	s->slot = FLEX_ALLOC_INDEX_NONE;
@@ -764,9 +887,28 @@ FLEX_EXPORT int flex_stream_create(struct flex_context *ctx, int priority,
 		free(s);
 		return error_set(err, "flex_stream_create: no worker thread: %s", strerror(-err));
 	}
+	flex_device_ref(s->dev);	/* the queue may outlive the context (events) */
 	context_add_stream(ctx, s);
 	*out = s;
 	return 0;
+}
+
+struct flex_stream *stream_get(struct flex_stream *s)
+{
+	atomic_fetch_add(&s->refs, 1);
+	return s;
+}
+
+void stream_put(struct flex_stream *s)
+{
+	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
+		return;
+	/* Cancels anything still queued and waits for the running CB. */
+	flex_device_queue_destroy(s->dev, s->qid);
+	flex_device_close(s->dev);
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
 }
 
 FLEX_EXPORT void flex_stream_destroy(struct flex_stream *s)
@@ -782,8 +924,13 @@ FLEX_EXPORT void flex_stream_destroy(struct flex_stream *s)
 	wake(s);
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->worker, NULL);
-	/* Cancels anything still queued and waits for the running CB. */
-	flex_device_queue_destroy(s->dev, s->qid);
+	/*
+	 * Nothing is queued or running: everything was waited for, or failed
+	 * (a fault cancels what follows). The queue itself goes with the last
+	 * reference (stream_put()): events recorded here may still name it.
+	 */
+	if (atomic_load(&s->submitted))
+		flex_device_wait(s->dev, s->qid, atomic_load(&s->submitted), -1);
 	while ((d = s->def_head)) {
 		s->def_head = d->next;
 		free(d->buf);
@@ -796,9 +943,11 @@ FLEX_EXPORT void flex_stream_destroy(struct flex_stream *s)
 	copy_stage_release(s);
 	context_remove_stream(s->ctx, s, &final);
 	free(s->scratch);
-	pthread_cond_destroy(&s->cond);
-	pthread_mutex_destroy(&s->lock);
-	free(s);
+	s->scratch = NULL;
+	pthread_mutex_lock(&s->lock);
+	s->ctx = NULL;
+	pthread_mutex_unlock(&s->lock);
+	stream_put(s);
 }
 
 FLEX_EXPORT uint32_t flex_stream_queue_id(const struct flex_stream *s)

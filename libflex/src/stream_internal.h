@@ -77,6 +77,19 @@ enum item_kind {
 	ITEM_HOST_FN,	/* run fn once everything before completed, then a NOP CB */
 	ITEM_WAIT,	/* a FLEX_CB_WAIT once the other stream has submitted @seq */
 	ITEM_GEN,	/* the rest of a generator's CBs */
+	ITEM_FENCE,	/* another file's CB @seq: wait for its sync_file, then a NOP */
+	ITEM_STAMP,	/* a timing event's NOP, its fence exported at submission */
+};
+
+/*
+ * A timing event's record: the sync_file of its NOP CB, exported when the
+ * NOP is submitted, whose fence's timestamp is when the NOP completed.
+ * Shared by the event and the item that submits the NOP.
+ */
+struct stamp {
+	_Atomic int refs;
+	_Atomic int fd;		/* -1 until the NOP is submitted */
+	_Atomic int err;	/* the NOP will never be submitted: why */
 };
 
 struct item {
@@ -89,8 +102,9 @@ struct item {
 	struct gen *gen;		/* ITEM_GEN, owned */
 	flex_host_fn fn;		/* ITEM_HOST_FN */
 	void *user;
-	struct flex_stream *other;	/* ITEM_WAIT */
+	struct flex_stream *other;	/* ITEM_WAIT, ITEM_FENCE: referenced */
 	uint64_t other_seq;
+	struct stamp *stamp;		/* ITEM_STAMP: referenced */
 };
 
 /* Host memory (and old correction slots) the device may use until @seq completes. */
@@ -112,8 +126,9 @@ struct deferred {
 #define NAME_RING	256
 
 struct flex_stream {
-	struct flex_context *ctx;
-	struct flex_device *dev;
+	struct flex_context *ctx;	/* NULL once destroyed */
+	struct flex_device *dev;	/* referenced */
+	_Atomic unsigned int refs;	/* the owner's, and one per event or item naming it */
 	uint32_t qid;
 	int priority;
 	int allow_tiled;
@@ -186,6 +201,16 @@ void stream_reap_now(struct flex_stream *s);
 struct flex_cb *stream_scratch(struct flex_stream *s, size_t n);
 /* Without the lock: the stream's failure into @err (which may be NULL). */
 int stream_wait_submitted(struct flex_stream *s, uint64_t seq);
+/*
+ * References: an event, or another stream's wait, keeps a stream's queue
+ * and memory (not its worker) after flex_stream_destroy(), so that the
+ * sequence numbers it names stay valid: the last put destroys the queue.
+ */
+struct flex_stream *stream_get(struct flex_stream *s);
+void stream_put(struct flex_stream *s);
+/* Lock held: a timing event's NOP, its fence exported once submitted. */
+int stream_enqueue_stamp(struct flex_stream *s, struct stamp *st);
+void stamp_put(struct stamp *st);
 
 /* context.c: the context's list of streams (takes ctx->lock). */
 void context_add_stream(struct flex_context *ctx, struct flex_stream *s);

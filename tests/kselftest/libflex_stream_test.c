@@ -324,6 +324,234 @@ TEST(event_after_a_held_back_host_function)
 	flex_context_destroy(ctx);
 }
 
+static struct flex_job *fill_job(struct __test_metadata *_metadata, struct flex_context *ctx,
+				 const char *name, uint64_t off);
+
+/*
+ * An event outlives the stream it was recorded on: destroyed, its queue
+ * number may go to the next stream created, but the event still names
+ * the old work, complete (or failed) as it was, and other streams can
+ * still wait for it.
+ */
+TEST(an_event_outlives_its_stream)
+{
+	struct flex_context *ctx = open_ctx(_metadata);
+	static const int32_t v[16] = { [0 ... 15] = 3 };
+	struct flex_stream *s2, *s3, *s4, *s5;
+	struct flex_event *ev, *ev_bad;
+	struct flex_job *bad;
+	struct flex_tensor x;
+	flex_alloc_index_t X;
+	struct pollfd pfd;
+	int fence = -1;
+
+	ASSERT_NE(NULL, ctx);
+	ASSERT_EQ(0, flex_event_create(&ev));
+	ASSERT_EQ(0, flex_event_create(&ev_bad));
+	X = alloc_bytes(_metadata, ctx, sizeof(v));
+	bad = fill_job(_metadata, ctx, "fill_out_of_bounds", 1ULL << 40);
+	x = (struct flex_tensor){ .index = X, .dtype = FLEX_DTYPE_INT32, .ndim = 1,
+				  .shape = { 16 }, .strides = { 1 } };
+	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &s2));
+	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &s3));
+	ASSERT_EQ(0, flex_stream_copy(s2, 1, X, 0, (void *)v, sizeof(v)));
+	ASSERT_EQ(0, flex_event_record(ev, s2));
+	ASSERT_EQ(0, flex_stream_launch(s3, bad, &x, 1, 0)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_event_record(ev_bad, s3));
+	flex_stream_destroy(s2);
+	flex_stream_destroy(s3);
+
+	/* New streams, with work the paused engines hold back. */
+	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &s4));
+	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &s5));
+	ASSERT_EQ(0, engines_pause(1));
+	ASSERT_EQ(0, flex_stream_copy(s4, 1, X, 0, (void *)v, sizeof(v)));
+	EXPECT_EQ(0, flex_event_query(ev)) TH_LOG("the destroyed stream's copy has completed: "
+						  "%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_event_export_sync_file(ev, &fence)) TH_LOG("%s", flex_job_last_error());
+	pfd = (struct pollfd){ .fd = fence, .events = POLLIN };
+	EXPECT_EQ(1, poll(&pfd, 1, 0)) TH_LOG("its fence must be signalled already");
+	close(fence);
+	ASSERT_EQ(0, flex_stream_wait_event(s5, ev));
+	ASSERT_EQ(0, flex_stream_copy(s5, 1, X, 0, (void *)v, sizeof(v)));
+	ASSERT_EQ(0, engines_pause(0));
+	EXPECT_EQ(0, flex_event_synchronize(ev));
+	EXPECT_EQ(-ERANGE, flex_event_synchronize(ev_bad)) TH_LOG("%s", flex_job_last_error());
+	EXPECT_EQ(-ERANGE, flex_event_query(ev_bad));
+	sync_ok(_metadata, s4, "s4");
+	sync_ok(_metadata, s5, "s5 after waiting for the old stream's event");
+	flex_event_destroy(ev);
+	flex_event_destroy(ev_bad);
+	flex_job_free(bad);
+	flex_stream_destroy(s4);
+	flex_stream_destroy(s5);
+	flex_context_destroy(ctx);
+}
+
+/* Runs on the waiting stream after its wait: was the event complete by then? */
+struct after_wait {
+	struct flex_event *ev;
+	int ran, ev_done;
+};
+
+static int note_after_wait(void *user)
+{
+	struct after_wait *w = user;
+
+	w->ev_done = flex_event_query(w->ev) == 0;
+	w->ran = 1;
+	return 0;
+}
+
+/*
+ * A stream of another device file waits for an event through its fence:
+ * queue numbers are per file, and the event's queue (0 of the first file)
+ * must not be taken for queue 0 of the second, which has long completed
+ * more CBs than the event's. The event's work is one MATMUL at the
+ * device's limit (2^28 multiply-accumulates: seconds under TCG), so
+ * anything that runs after the wait but before it completes sees it
+ * incomplete. A failure of the event's work reaches the waiting stream as
+ * -EPIPE.
+ */
+TEST(a_wait_on_another_files_event_goes_through_its_fence)
+{
+	enum { M = 1024, N = 1024, K = 256 };
+	struct flex_context *c1 = open_ctx(_metadata), *c2 = open_ctx(_metadata);
+	static const int32_t v[16] = { [0 ... 15] = 7 };
+	struct flex_stream *a, *b, *d2;
+	struct after_wait w = { 0 };
+	struct flex_stream_error e;
+	struct flex_tensor mm[3], x;
+	flex_alloc_index_t X2, A, B, C;
+	struct flex_job *matmul, *bad;
+	struct flex_event *ev;
+	int i;
+
+	ASSERT_TRUE(c1 && c2);
+	a = flex_context_default_stream(c1);
+	d2 = flex_context_default_stream(c2);
+	ASSERT_EQ(flex_stream_queue_id(a), flex_stream_queue_id(d2)) TH_LOG("both files' queue 0");
+	X2 = alloc_bytes(_metadata, c2, sizeof(v));
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, flex_stream_copy(d2, 1, X2, 0, (void *)v, sizeof(v)));
+	sync_ok(_metadata, d2, "the second file's queue 0, past the event's seqno");
+	ASSERT_EQ(0, flex_stream_create(c2, FLEX_STREAM_PRIO_NORMAL, &b));
+	ASSERT_EQ(0, flex_event_create(&ev));
+	matmul = matmul_job(_metadata, c1, FLEX_DTYPE_INT32, M, N, K);
+	ASSERT_NE(NULL, matmul);
+	A = alloc_bytes(_metadata, c1, (uint64_t)M * K * 4);
+	B = alloc_bytes(_metadata, c1, (uint64_t)K * N * 4);
+	C = alloc_bytes(_metadata, c1, (uint64_t)M * N * 4);
+	mm[0] = tensor2(A, FLEX_DTYPE_INT32, M, K, K);
+	mm[1] = tensor2(B, FLEX_DTYPE_INT32, K, N, N);
+	mm[2] = tensor2(C, FLEX_DTYPE_INT32, M, N, N);
+	sync_ok(_metadata, a, "loading the matmul");
+
+	/* A: the long matmul, then the event (seqno 2 or so of A's queue 0). */
+	ASSERT_EQ(0, flex_stream_launch(a, matmul, mm, 3, 0)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_event_record(ev, a));
+	w = (struct after_wait){ .ev = ev };
+	ASSERT_EQ(0, flex_stream_wait_event(b, ev)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_stream_host_func(b, note_after_wait, &w));
+	sync_ok(_metadata, b, "B after A's event");
+	EXPECT_EQ(1, w.ran);
+	EXPECT_EQ(1, w.ev_done) TH_LOG("B's work after the wait ran before A's event completed");
+	sync_ok(_metadata, a, "A");
+
+	/* The event's work fails: B is poisoned with -EPIPE, saying why. */
+	bad = fill_job(_metadata, c1, "fill_out_of_bounds", 1ULL << 40);
+	x = (struct flex_tensor){ .index = A, .dtype = FLEX_DTYPE_INT32, .ndim = 1,
+				  .shape = { 16 }, .strides = { 1 } };
+	ASSERT_EQ(0, flex_stream_launch(a, bad, &x, 1, 0));
+	ASSERT_EQ(0, flex_event_record(ev, a));
+	ASSERT_EQ(0, flex_stream_wait_event(b, ev));
+	EXPECT_EQ(-EPIPE, flex_stream_synchronize(b, &e));
+	EXPECT_NE(NULL, strstr(e.message, "another device file")) TH_LOG("%s", e.message);
+	EXPECT_EQ(FLEX_STEP_EVENT_WAIT, e.step_kind);
+	EXPECT_EQ(-ERANGE, flex_stream_synchronize(a, NULL));
+	flex_event_destroy(ev);
+	flex_job_free(bad);
+	flex_job_free(matmul);
+	flex_stream_destroy(b);
+	flex_context_destroy(c1);
+	flex_context_destroy(c2);
+}
+
+static int sleep_50ms(void *user)
+{
+	usleep(50 * 1000);
+	return 0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Timing events: the elapsed time between two records brackets the work
+ * between them (a host function that sleeps 50 ms: a lower bound that does
+ * not depend on the machine's speed) and lies within the host's own
+ * measurement around it; not complete is -EBUSY; an event without
+ * FLEX_EVENT_TIMING or never recorded is refused.
+ */
+TEST(timing_events_measure_the_work_between_them)
+{
+	struct flex_context *ctx = open_ctx(_metadata);
+	static const int32_t v[16] = { [0 ... 15] = 1 };
+	struct flex_event *t0, *t1, *t2, *plain;
+	struct flex_stream *s;
+	uint64_t h0, h1;
+	flex_alloc_index_t X;
+	int64_t ns = 0, back = 0;
+
+	ASSERT_NE(NULL, ctx);
+	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &s));
+	ASSERT_EQ(0, flex_event_create_flags(FLEX_EVENT_TIMING, &t0));
+	ASSERT_EQ(0, flex_event_create_flags(FLEX_EVENT_TIMING, &t1));
+	ASSERT_EQ(0, flex_event_create_flags(FLEX_EVENT_TIMING, &t2));
+	ASSERT_EQ(0, flex_event_create(&plain));
+	EXPECT_EQ(-EINVAL, flex_event_create_flags(1U << 9, &plain));
+	X = alloc_bytes(_metadata, ctx, sizeof(v));
+
+	h0 = mono_ns();
+	ASSERT_EQ(0, flex_event_record(t0, s));
+	ASSERT_EQ(0, flex_stream_host_func(s, sleep_50ms, NULL));
+	ASSERT_EQ(0, flex_event_record(t1, s));		/* behind the host function */
+	sync_ok(_metadata, s, "timed work");
+	h1 = mono_ns();
+	ASSERT_EQ(0, flex_event_elapsed_ns(t0, t1, &ns)) TH_LOG("%s", flex_job_last_error());
+	EXPECT_LE(50000000, ns) TH_LOG("%lld ns for a 50 ms sleep", (long long)ns);
+	EXPECT_GE((int64_t)(h1 - h0), ns) TH_LOG("%lld ns, more than the host's %llu",
+						 (long long)ns, (unsigned long long)(h1 - h0));
+	ASSERT_EQ(0, flex_event_elapsed_ns(t1, t0, &back));
+	EXPECT_EQ(-ns, back);
+
+	/* Not complete yet: -EBUSY, then the time once it is. */
+	ASSERT_EQ(0, engines_pause(1));
+	ASSERT_EQ(0, flex_event_record(t0, s));
+	ASSERT_EQ(0, flex_stream_copy(s, 1, X, 0, (void *)v, sizeof(v)));
+	ASSERT_EQ(0, flex_event_record(t1, s));
+	EXPECT_EQ(-EBUSY, flex_event_elapsed_ns(t0, t1, &ns));
+	ASSERT_EQ(0, engines_pause(0));
+	sync_ok(_metadata, s, "a copy");
+	EXPECT_EQ(0, flex_event_elapsed_ns(t0, t1, &ns)) TH_LOG("%s", flex_job_last_error());
+	EXPECT_LE(0, ns);
+
+	EXPECT_EQ(-EINVAL, flex_event_elapsed_ns(plain, t1, &ns));
+	EXPECT_NE(NULL, strstr(flex_job_last_error(), "FLEX_EVENT_TIMING"));
+	EXPECT_EQ(-ENOENT, flex_event_elapsed_ns(t0, t2, &ns));
+	flex_event_destroy(t0);
+	flex_event_destroy(t1);
+	flex_event_destroy(t2);
+	flex_event_destroy(plain);
+	flex_stream_destroy(s);
+	flex_context_destroy(ctx);
+}
+
 /* ---- host functions ---- */
 
 struct hf {

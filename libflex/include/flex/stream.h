@@ -85,9 +85,10 @@ int flex_stream_create(struct flex_context *ctx, int priority, struct flex_strea
 
 /**
  * flex_stream_destroy() - wait for the stream's work (as synchronize,
- * ignoring its errors), stop its worker, destroy its queue and free its
- * correction slot. NULL is ignored. The default stream belongs to the
- * context: do not destroy it.
+ * ignoring its errors), stop its worker, free its correction slot and
+ * staging buffers, and destroy its queue, or leave the queue to the last
+ * event recorded on it (see Events below). NULL is ignored. The default
+ * stream belongs to the context: do not destroy it.
  */
 void flex_stream_destroy(struct flex_stream *s);
 
@@ -329,17 +330,49 @@ const char *flex_stream_last_error(void);
 /*
  * Events: a point in one stream's work (cudaEvent). Recording captures
  * "everything enqueued on the stream so far"; another stream can wait for
- * it (a FLEX_CB_WAIT on the recording stream's queue, so the device orders
- * them without the host), and the host can synchronize on it or query it.
- * An event may be recorded again; waits and synchronizes use the latest
- * record. The stream an event was recorded on must outlive the event's
- * uses. An event never recorded is complete.
+ * it, and the host can synchronize on it or query it. An event may be
+ * recorded again; waits and synchronizes use the latest record. An event
+ * never recorded is complete.
+ *
+ * A stream of the same device file waits with a FLEX_CB_WAIT on its own
+ * queue, so the device orders the two without the host. A stream of
+ * another device file (another context, or another device) waits through
+ * the recording queue's sync_file (FLEX_IOCTL_FENCE_EXPORT): its worker
+ * polls the fence and holds back what follows until it signals, so the
+ * order is right, at the cost of the host in the loop. A queue number is
+ * never taken for a queue of another file.
+ *
+ * An event holds a reference on the stream of its latest record: after
+ * flex_stream_destroy() its queue (not its worker) stays until the event
+ * is destroyed or recorded elsewhere, so synchronize, query, export and
+ * waits on the event still work and still report that work's failure. A
+ * queue kept this way counts among the file's FLEX_MAX_QUEUES, and the
+ * device file stays open (the context's regions are released with the
+ * context all the same). Since: 0.2 (0.1 needed the stream to outlive
+ * the event's uses).
  */
 
-/** flex_event_create() - a new event. Return: 0 or -ENOMEM. */
+/* flex_event_create_flags() flags. */
+#define FLEX_EVENT_TIMING	(1U << 0)	/* can time work: flex_event_elapsed_ns() */
+
+/** flex_event_create() - a new event: flex_event_create_flags(0, @out). */
 int flex_event_create(struct flex_event **out);
 
-/** flex_event_destroy() - free it (NULL is ignored). Pending waits are unaffected. */
+/**
+ * flex_event_create_flags() - a new event.
+ * @flags:	0 or FLEX_EVENT_TIMING. A timing event's record is a NOP CB
+ *		of its own whose fence is exported as soon as it is
+ *		submitted (one sync_file per record, closed with the next
+ *		record or the event), so it costs a CB and an fd; without
+ *		the flag a record costs neither (PyTorch's enable_timing).
+ * Return: 0; -EINVAL unknown @flags or a NULL @out; -ENOMEM. Since: 0.2.
+ */
+int flex_event_create_flags(unsigned int flags, struct flex_event **out);
+
+/**
+ * flex_event_destroy() - free it (NULL is ignored), dropping its reference
+ * on the stream of its latest record. Pending waits are unaffected.
+ */
 void flex_event_destroy(struct flex_event *ev);
 
 /**
@@ -352,7 +385,10 @@ int flex_event_record(struct flex_event *ev, struct flex_stream *s);
  * flex_stream_wait_event() - work enqueued on @s after this call starts
  * only once @ev's work has completed. Returns at once. If that work fails,
  * @s is poisoned with -EPIPE (step FLEX_STEP_EVENT_WAIT). Waiting on an
- * event of @s itself, or one never recorded, does nothing.
+ * event of @s itself, or one never recorded, does nothing. @ev may have
+ * been recorded on a stream of another context or device: the wait then
+ * goes through that work's sync_file, on @s's worker (see above); a
+ * failure to export or poll it poisons @s with that errno.
  * Return: 0; -EIO @s is poisoned; -ENOMEM.
  */
 int flex_stream_wait_event(struct flex_stream *s, struct flex_event *ev);
@@ -381,6 +417,26 @@ int flex_event_query(struct flex_event *ev);
  * driver's errors (-EMFILE...).
  */
 int flex_event_export_sync_file(struct flex_event *ev, int *fd);
+
+/**
+ * flex_event_elapsed_ns() - the time between two timing events' work:
+ * when @end's completed minus when @start's completed, in nanoseconds
+ * (cudaEventElapsedTime, in ns). Negative if @end completed first.
+ * @ns:		out.
+ *
+ * The times are the driver's: each record's NOP fence's signal timestamp
+ * (CLOCK_MONOTONIC, read with SYNC_IOC_FILE_INFO), taken when the NOP, and
+ * so everything before it in its stream, completed. A NOP that completed
+ * before its fence could be exported (an idle queue runs it at once) is
+ * stamped at the export, microseconds later. The events may be on
+ * different streams or devices.
+ *
+ * Return: 0; -EINVAL an event created without FLEX_EVENT_TIMING (or a NULL
+ * argument); -ENOENT an event never recorded; -EBUSY one has not completed
+ * yet; the failure's errno when a record's work failed, or its stream
+ * failed before submitting it (-EPIPE). Since: 0.2.
+ */
+int flex_event_elapsed_ns(struct flex_event *start, struct flex_event *end, int64_t *ns);
 
 #ifdef __cplusplus
 }
