@@ -69,9 +69,14 @@ static int dma_next(struct gen *g, struct flex_cb *cbs, uint32_t max, uint32_t *
 	return 0;
 }
 
-static int dma_own(struct gen *g)
+/* The host buffer stays the caller's, as for any DMA: a plain copy. */
+static struct gen *dma_park(const struct gen *g)
 {
-	return 0;	/* the host buffer stays the caller's, as for any DMA */
+	struct dma_gen *p = malloc(sizeof(*p));
+
+	if (p)
+		*p = *(const struct dma_gen *)g;
+	return p ? &p->g : NULL;
 }
 
 static void dma_free(struct gen *g)
@@ -81,24 +86,22 @@ static void dma_free(struct gen *g)
 
 int copy_enqueue_dma(struct flex_stream *s, const struct flex_cb *cb)
 {
-	struct dma_gen *dg;
+	struct dma_gen dg;
 
 	if (!cb->dma.size)
 		return 0;
 	if (cb->dma.size <= FLEX_DMA_MAX_SIZE)
 		return stream_enqueue_cbs(s, (struct flex_cb *)cb, 1);
-	dg = calloc(1, sizeof(*dg));
-	if (!dg)
-		return error_set(-ENOMEM, "stream %u: out of memory", s->qid);
-	dg->g = (struct gen){
+	dg.g = (struct gen){
 		.left = (cb->dma.size + DMA_PIECE - 1) / DMA_PIECE,
 		.pins = 1,
 		.next = dma_next,
-		.own = dma_own,
+		.park = dma_park,
 		.free = dma_free,
 	};
-	dg->cb = *cb;
-	return stream_enqueue_gen(s, &dg->g);
+	dg.cb = *cb;
+	dg.done = 0;
+	return stream_enqueue_gen(s, &dg.g);
 }
 
 /* ---- staged copies ---- */

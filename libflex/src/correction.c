@@ -39,9 +39,7 @@ int corr_slot_ensure(struct flex_stream *s, uint64_t bytes)
 	uint64_t size = SLOT_MIN_BYTES, have;
 	int err;
 
-	pthread_mutex_lock(&s->lock);
-	have = s->slot_size;
-	pthread_mutex_unlock(&s->lock);
+	have = atomic_load(&s->slot_size);	/* it only grows: a stale value is smaller */
 	if (bytes <= have)
 		return 0;
 	while (size < bytes)
@@ -56,7 +54,7 @@ int corr_slot_ensure(struct flex_stream *s, uint64_t bytes)
 		return error_set(err, "stream %u: correction slot: resolve failed", s->qid);
 	}
 	pthread_mutex_lock(&s->lock);
-	if (s->slot_size >= size) {
+	if (atomic_load(&s->slot_size) >= size) {
 		pthread_mutex_unlock(&s->lock);
 		flex_alloc_free(s->ctx->alloc, idx);	/* another thread grew it */
 		return 0;
@@ -68,7 +66,7 @@ int corr_slot_ensure(struct flex_stream *s, uint64_t bytes)
 	}
 	s->slot = idx;
 	s->slot_va = va;
-	s->slot_size = size;
+	atomic_store(&s->slot_size, size);
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
@@ -78,7 +76,7 @@ void corr_slot_release(struct flex_stream *s)
 	if (s->slot != FLEX_ALLOC_INDEX_NONE)
 		flex_alloc_free(s->ctx->alloc, s->slot);
 	s->slot = FLEX_ALLOC_INDEX_NONE;
-	s->slot_size = 0;
+	atomic_store(&s->slot_size, 0);
 }
 
 /*

@@ -149,20 +149,25 @@ static int launch_next(struct gen *g, struct flex_cb *cbs, uint32_t max, uint32_
 	return 0;
 }
 
-static int launch_own(struct gen *g)
+/* The worker's copy: the job and the tensors copied, the rest as it is. */
+static struct gen *launch_park(const struct gen *g)
 {
-	struct launch_gen *lg = (struct launch_gen *)g;
+	const struct launch_gen *lg = (const struct launch_gen *)g;
 	const struct flex_job *j = lg->job;
+	struct launch_gen *p = malloc(sizeof(*p));
 
-	if (lg->own_job)
-		return 0;
+	if (!p)
+		return NULL;
+	*p = *lg;
 	if (flex_job_new_kernel(j->name, j->binary, &j->sig, j->corr, j->n_corr, j->steps,
-				j->n_steps, &lg->own_job))
-		return -ENOMEM;	/* it was valid when it was made */
-	memcpy(lg->own_args, lg->args, lg->n_args * sizeof(lg->args[0]));
-	lg->job = lg->own_job;
-	lg->args = lg->own_args;
-	return 0;
+				j->n_steps, &p->own_job)) {
+		free(p);	/* out of memory: it was valid when it was made */
+		return NULL;
+	}
+	memcpy(p->own_args, lg->args, lg->n_args * sizeof(lg->args[0]));
+	p->job = p->own_job;
+	p->args = p->own_args;
+	return &p->g;
 }
 
 static void launch_free(struct gen *g)
@@ -177,8 +182,7 @@ static int launch_kernel(struct flex_stream *s, const struct flex_job *job,
 			 const struct flex_tensor *args, uint32_t n_args, uint32_t flags)
 {
 	int allow = !(flags & FLEX_LAUNCH_NO_TILING), err;
-	struct launch_gen *lg;
-	struct flex_tiling t;
+	struct launch_gen lg;	/* the caller's; the worker gets a copy if needed */
 	char msg[256];
 	uint32_t k;
 
@@ -188,64 +192,59 @@ static int launch_kernel(struct flex_stream *s, const struct flex_job *job,
 	if (n_args && !args)
 		return error_set(-EINVAL, "job %s: NULL arguments", job->name);
 	msg[0] = '\0';
-	err = flex_tiling_plan(&job->sig, args, n_args, allow && s->allow_tiled, &t, msg,
+	err = flex_tiling_plan(&job->sig, args, n_args, allow && s->allow_tiled, &lg.t, msg,
 			       sizeof(msg));
 	if (err)
 		return error_set(err, "job %s: %s%s", job->name, msg,
 				 err == -EDOM ? " (tiled launch disallowed)" : "");
-	if (t.n_iters > 1 && !job->n_corr)
+	if (lg.t.n_iters > 1 && !job->n_corr)
 		return error_set(-EINVAL, "job %s: the shapes need %llu tiles but the job has no "
 				 "correction metadata to move between them", job->name,
-				 (unsigned long long)t.n_iters);
-	if (t.n_iters > (1ULL << 29))	/* the tile field of a CB's user_data */
+				 (unsigned long long)lg.t.n_iters);
+	if (lg.t.n_iters > (1ULL << 29))	/* the tile field of a CB's user_data */
 		return error_set(-E2BIG, "job %s: %llu tiles are too many for one launch "
-				 "(at most 2^29)", job->name, (unsigned long long)t.n_iters);
-	lg = calloc(1, sizeof(*lg));
-	if (!lg)
-		return error_set(-ENOMEM, "job %s: out of memory", job->name);
-	err = resolve_args(s, job, args, n_args, &lg->r);
-	if (err) {
-		free(lg);
+				 "(at most 2^29)", job->name, (unsigned long long)lg.t.n_iters);
+	err = resolve_args(s, job, args, n_args, &lg.r);
+	if (err)
 		return err;
-	}
-	lg->g = (struct gen){ .next = launch_next, .own = launch_own, .free = launch_free };
-	lg->job = job;
-	lg->args = args;
-	lg->n_args = n_args;
-	lg->n_slots = job->n_corr;
-	lg->per_tile = job->n_corr ? 2 : 1;
-	lg->step_c = job->n_steps - 1;	/* compute is the last step */
-	lg->t = t;
-	lg->g.left = t.n_iters * lg->per_tile;
-	lg->tmpl.opcode = FLEX_CB_COMPUTE;
-	lg->tmpl.compute.program.region_id = lg->r.prog.region_id;
-	lg->tmpl.compute.program.offset = lg->r.prog.offset;
-	for (k = 0; k < lg->r.n_regions; k++) {
-		lg->tmpl.compute.segments[k].region_id = lg->r.region[k];
-		lg->tmpl.compute.segment_mask |= 1U << k;
+	lg.g = (struct gen){ .next = launch_next, .park = launch_park, .free = launch_free };
+	lg.job = job;
+	lg.args = args;
+	lg.own_job = NULL;
+	lg.n_args = n_args;
+	lg.n_slots = job->n_corr;
+	lg.per_tile = job->n_corr ? 2 : 1;
+	lg.step_c = job->n_steps - 1;	/* compute is the last step */
+	lg.iter = 0;
+	lg.g.left = lg.t.n_iters * lg.per_tile;
+	memset(&lg.tmpl, 0, sizeof(lg.tmpl));
+	lg.tmpl.opcode = FLEX_CB_COMPUTE;
+	lg.tmpl.compute.program.region_id = lg.r.prog.region_id;
+	lg.tmpl.compute.program.offset = lg.r.prog.offset;
+	for (k = 0; k < lg.r.n_regions; k++) {
+		lg.tmpl.compute.segments[k].region_id = lg.r.region[k];
+		lg.tmpl.compute.segment_mask |= 1U << k;
 	}
 
 	/* Before the lock: the allocator may call back (memory pressure). */
-	if (lg->n_slots) {
-		err = corr_slot_ensure(s, lg->n_slots * sizeof(uint64_t));
-		if (err) {
-			free(lg);
+	if (lg.n_slots) {
+		err = corr_slot_ensure(s, lg.n_slots * sizeof(uint64_t));
+		if (err)
 			return err;
-		}
 	}
 	pthread_mutex_lock(&s->lock);
-	if (lg->n_slots) {
-		lg->slot = s->slot_va;
-		lg->tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].region_id = s->slot_va.region_id;
-		lg->tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].offset = s->slot_va.offset;
-		lg->tmpl.compute.segment_mask |= 1U << FLEX_SEGMENT_CORRECTION;
+	if (lg.n_slots) {
+		lg.slot = s->slot_va;
+		lg.tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].region_id = s->slot_va.region_id;
+		lg.tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].offset = s->slot_va.offset;
+		lg.tmpl.compute.segment_mask |= 1U << FLEX_SEGMENT_CORRECTION;
 	}
-	lg->launch = stream_poisoned(s) ? 0 : stream_new_launch(s, job->name);
-	err = stream_enqueue_gen(s, &lg->g);
+	lg.launch = stream_poisoned(s) ? 0 : stream_new_launch(s, job->name);
+	err = stream_enqueue_gen(s, &lg.g);
 	if (!err) {
 		s->stats.jobs++;
-		s->stats.tiles += t.n_iters;
-		s->stats.host_ops += job->n_corr ? t.n_iters : 0;
+		s->stats.tiles += lg.t.n_iters;
+		s->stats.host_ops += job->n_corr ? lg.t.n_iters : 0;
 		stream_reap(s);
 	}
 	pthread_mutex_unlock(&s->lock);

@@ -446,29 +446,26 @@ static void free_gen_item(struct item *it)
 }
 
 /* Hand the rest of @g (and a built window not yet taken) to the worker. */
-static int park_gen(struct flex_stream *s, struct gen *g, const struct flex_cb *cbs,
+static int park_gen(struct flex_stream *s, const struct gen *g, const struct flex_cb *cbs,
 		    uint32_t n, void *staging)
 {
 	struct item *it = calloc(1, sizeof(*it));
-	int err = -ENOMEM;
 
 	if (it)
 		it->cbs = malloc(FLEX_SUBMIT_MAX_CBS * sizeof(*cbs));
 	if (it && it->cbs)
-		err = g->own(g);
-	if (err) {
+		it->gen = g->park(g);
+	if (!it || !it->gen) {
 		if (it)
 			free(it->cbs);
 		free(it);
 		free(staging);
-		g->free(g);
-		return err;
+		return -ENOMEM;
 	}
 	memcpy(it->cbs, cbs, n * sizeof(*cbs));
 	it->kind = ITEM_GEN;
 	it->n = n;
 	it->staging = staging;
-	it->gen = g;
 	it->user_data = n ? cbs[0].user_data : 0;
 	s->assigned += n + g->left;
 	s->stats.parked_cbs += n + g->left;
@@ -484,14 +481,10 @@ int stream_enqueue_gen(struct flex_stream *s, struct gen *g)
 	uint32_t n = 0;
 	uint64_t seq;
 
-	if (stream_poisoned(s)) {
-		g->free(g);
+	if (stream_poisoned(s))
 		return stream_poisoned_error(s);
-	}
-	if (!cbs) {
-		g->free(g);
+	if (!cbs)
 		return error_set(-ENOMEM, "stream %u: no memory for a window of CBs", s->qid);
-	}
 	while (!s->head && g->left && (!g->pins || pin_room(s))) {
 		err = g->next(g, cbs, FLEX_SUBMIT_MAX_CBS, &n, &staging);
 		if (err)
@@ -515,14 +508,8 @@ int stream_enqueue_gen(struct flex_stream *s, struct gen *g)
 		n = 0;
 		staging = NULL;
 	}
-	if (!err && !n && !g->left) {
-		g->free(g);
-		return 0;
-	}
-	if (!err)
+	if (!err && (n || g->left))
 		err = park_gen(s, g, cbs, n, staging);
-	else
-		g->free(g);
 	if (err && started)	/* part of it queued: it cannot complete */
 		stream_host_error(s, err, cbs[0].user_data, "could not queue the rest (%s)",
 				  strerror(-err));
@@ -1076,7 +1063,7 @@ FLEX_EXPORT void flex_stream_get_stats(struct flex_stream *s, struct flex_stream
 {
 	pthread_mutex_lock(&s->lock);
 	*st = s->stats;
-	st->corr_slot_bytes = s->slot_size;
+	st->corr_slot_bytes = atomic_load(&s->slot_size);
 	pthread_mutex_unlock(&s->lock);
 }
 

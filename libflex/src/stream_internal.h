@@ -66,8 +66,11 @@ struct gen {
 	 */
 	int (*next)(struct gen *g, struct flex_cb *cbs, uint32_t max, uint32_t *n,
 		    void **staging);
-	/* Before the worker takes it over: copy what it borrows from the caller. */
-	int (*own)(struct gen *g);
+	/*
+	 * For the worker: a heap copy that owns what this one borrows from
+	 * its caller (freed with free()), or NULL (out of memory).
+	 */
+	struct gen *(*park)(const struct gen *g);
 	void (*free)(struct gen *g);
 };
 
@@ -151,7 +154,7 @@ struct flex_stream {
 	/* The correction slot: segment 7 of every compute CB of this stream. */
 	flex_alloc_index_t slot;
 	struct flex_vaddr slot_va;
-	uint64_t slot_size;
+	_Atomic uint64_t slot_size;	/* written under the lock; read without it to skip growing */
 
 	struct deferred *def_head, *def_tail;	/* in seq order */
 	unsigned int n_def;
@@ -191,7 +194,7 @@ void stream_host_error(struct flex_stream *s, int err, uint64_t user_data, const
 void stream_defer(struct flex_stream *s, void *buf, flex_alloc_index_t slot);
 /* Free @buf (or @slot) once CB @seq completed. */
 void stream_defer_at(struct flex_stream *s, uint64_t seq, void *buf, flex_alloc_index_t slot);
-/* Run @g (owned from now on): the caller submits what it can, the worker the rest. */
+/* Run @g (the caller's): the caller submits what it can, a parked copy of it the rest. */
 int stream_enqueue_gen(struct flex_stream *s, struct gen *g);
 void stream_reap(struct flex_stream *s);
 /* Has CB @seq completed, or will it never run? @completed: the last completion seen. */
