@@ -130,10 +130,10 @@ int flex_stream_priority(const struct flex_stream *s);
 int flex_stream_launch(struct flex_stream *s, const struct flex_job *job,
 		       const struct flex_tensor *args, uint32_t n_args, uint32_t flags);
 
-/* flex_stream_copy() flags. */
+/* flex_stream_copy() flags. Since: 0.2 (0.1 took an int to_device, 1 or 0). */
 #define FLEX_COPY_FROM_DEVICE	0U		/* device -> host (no flag) */
 #define FLEX_COPY_TO_DEVICE	(1U << 0)	/* host -> device */
-#define FLEX_COPY_STAGED	(1U << 1)	/* through staging buffers (Since: 0.2) */
+#define FLEX_COPY_STAGED	(1U << 1)	/* through the stream's staging buffers */
 
 /**
  * flex_stream_copy() - enqueue a copy between host memory and an

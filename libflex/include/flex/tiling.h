@@ -106,7 +106,7 @@ const char *flex_dtype_name(enum flex_dtype dt);
  * flex_dtype_from_name() - parse a name flex_dtype_name() gives, or one of
  * PyTorch's aliases ("float", "half", "double", "long", "int", "short",
  * "cfloat", "cdouble", "chalf"), into *@out. A leading "torch." is
- * accepted.
+ * accepted. (Since: 0.2 for every name but "int32" and "int8".)
  * Return: 0, or -EINVAL for any other name (NULL included).
  */
 int flex_dtype_from_name(const char *name, enum flex_dtype *out);
