@@ -169,7 +169,9 @@ int flex_stream_launch(struct flex_stream *s, const struct flex_job *job,
  * into staging buffers, waits for each and copies it to @host: it returns
  * once @host holds the bytes (it blocks, after everything enqueued before
  * it). The copy is ordered in the stream like any other; a failure of the
- * stream meanwhile is returned with the stream's message.
+ * stream meanwhile is returned with the stream's message. Since a staged
+ * copy may wait for the stream's work, a host function must not make one
+ * on its own stream (as it must not synchronize it).
  *
  * Return: as flex_stream_launch(), and -EINVAL for unknown @flags; a
  * staged copy from the device returns the stream's failure errno when the
@@ -228,7 +230,8 @@ int flex_stream_fill(struct flex_stream *s, flex_alloc_index_t dst, uint64_t off
  * completed, and nothing enqueued after it starts before it returned
  * (cudaLaunchHostFunc). A non-zero return poisons the stream with that
  * errno (step FLEX_STEP_HOST_OP of job "host_func"). @fn must not
- * synchronize this stream (it would wait for itself).
+ * synchronize this stream, nor make a staged copy on it (it would wait
+ * for itself).
  * Return: 0 queued; -EINVAL @fn NULL; -EIO poisoned; -ENOMEM.
  */
 int flex_stream_host_func(struct flex_stream *s, flex_host_fn fn, void *user);
