@@ -166,6 +166,8 @@ FLEX_EXPORT int flex_stream_wait_event(struct flex_stream *s, struct flex_event 
 		it->other_seq = seq;
 		it->user_data = ud_make(launch, 0, FLEX_STEP_EVENT_WAIT, 0);
 		err = stream_enqueue_item(s, it);
+		if (err)
+			stream_put(other);	/* the item was freed: its reference */
 	}
 	pthread_mutex_unlock(&s->lock);
 	return err;

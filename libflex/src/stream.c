@@ -624,7 +624,10 @@ int stream_enqueue_stamp(struct flex_stream *s, struct stamp *st)
 	it->kind = ITEM_STAMP;
 	atomic_fetch_add(&st->refs, 1);
 	it->stamp = st;
-	return stream_enqueue_item(s, it);
+	err = stream_enqueue_item(s, it);
+	if (err)
+		stamp_put(st);	/* the item was freed: its reference */
+	return err;
 }
 
 /*
