@@ -26,14 +26,21 @@
 /* The smallest slot: 32 slots, the correction tensor of most kernels. */
 #define SLOT_MIN_BYTES	256
 
-int corr_slot_reserve(struct flex_stream *s, uint64_t bytes)
+/*
+ * Without s->lock: the allocator may call its memory-pressure callback,
+ * and a callback that synchronizes this stream (an OOM handler) must find
+ * the lock free. Another thread may grow the slot meanwhile: the bigger
+ * slot wins and the other allocation goes back.
+ */
+int corr_slot_ensure(struct flex_stream *s, uint64_t bytes)
 {
-	flex_alloc_index_t idx, old = s->slot;
+	flex_alloc_index_t idx, old;
 	struct flex_vaddr va;
-	uint64_t size = SLOT_MIN_BYTES;
+	uint64_t size = SLOT_MIN_BYTES, have;
 	int err;
 
-	if (bytes <= s->slot_size)
+	have = atomic_load(&s->slot_size);	/* it only grows: a stale value is smaller */
+	if (bytes <= have)
 		return 0;
 	while (size < bytes)
 		size *= 2;
@@ -46,13 +53,21 @@ int corr_slot_reserve(struct flex_stream *s, uint64_t bytes)
 		flex_alloc_free(s->ctx->alloc, idx);
 		return error_set(err, "stream %u: correction slot: resolve failed", s->qid);
 	}
+	pthread_mutex_lock(&s->lock);
+	if (atomic_load(&s->slot_size) >= size) {
+		pthread_mutex_unlock(&s->lock);
+		flex_alloc_free(s->ctx->alloc, idx);	/* another thread grew it */
+		return 0;
+	}
+	old = s->slot;
 	if (old != FLEX_ALLOC_INDEX_NONE) {
 		stream_defer(s, NULL, old);	/* CBs in flight may still name it */
 		s->stats.corr_slot_grows++;
 	}
 	s->slot = idx;
 	s->slot_va = va;
-	s->slot_size = size;
+	atomic_store(&s->slot_size, size);
+	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
 
@@ -61,7 +76,7 @@ void corr_slot_release(struct flex_stream *s)
 	if (s->slot != FLEX_ALLOC_INDEX_NONE)
 		flex_alloc_free(s->ctx->alloc, s->slot);
 	s->slot = FLEX_ALLOC_INDEX_NONE;
-	s->slot_size = 0;
+	atomic_store(&s->slot_size, 0);
 }
 
 /*

@@ -64,13 +64,13 @@ static struct flex_job *job_alloc(const char *name, const struct flex_step *step
 
 static int check_dma_step(const char *name, uint32_t i, const struct flex_step *st)
 {
-	if (!st->host)
+	if (!st->host && st->size)
 		return error_set(-EINVAL, "job %s: step %u (%s): NULL host pointer",
 				 name, i, step_names[st->kind]);
-	if (!st->size || st->size > FLEX_DMA_MAX_SIZE)
-		return error_set(-EINVAL, "job %s: step %u (%s): size %llu not in 1 .. %llu",
-				 name, i, step_names[st->kind], (unsigned long long)st->size,
-				 (unsigned long long)FLEX_DMA_MAX_SIZE);
+	if (st->host && st->size > UINTPTR_MAX - (uintptr_t)st->host)
+		return error_set(-EINVAL, "job %s: step %u (%s): %llu bytes from %p wrap "
+				 "around the address space", name, i, step_names[st->kind],
+				 (unsigned long long)st->size, st->host);
 	if (st->offset > UINT64_MAX - st->size)
 		return error_set(-EINVAL, "job %s: step %u: offset + size overflows", name, i);
 	return 0;

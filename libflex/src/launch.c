@@ -6,13 +6,16 @@
  * regions countable in 7 segments, DMA steps inside their allocations.
  *
  * A kernel launch then runs, per tile, the HostOperation (the correction
- * tensor, into a per-launch host staging buffer holding every tile's
  * tensor) and builds two CBs: a DMA of that tensor to the stream's
- * correction slot and a compute CB whose segment 7 is the slot. The CBs
- * are built in a per-stream scratch array and submitted in batches of up
- * to FLEX_SUBMIT_MAX_CBS; the staging buffer lives until the stream's
- * completion passes the launch's last CB, because the DMA engine reads the
- * user pages when the CB runs, not when it is queued.
+ * correction slot and a compute CB whose segment 7 is the slot. Tiles are
+ * built a window (FLEX_SUBMIT_MAX_CBS CBs) at a time, as a generator
+ * (stream.c): the caller builds and submits windows while the driver
+ * queue takes them, the stream's worker builds the rest as the queue
+ * drains. Each window's correction tensors are in one host staging
+ * buffer, which lives until the stream's completion passes the window's
+ * last CB (the DMA engine reads the user pages when the CB runs, not when
+ * it is queued). A launch of any number of tiles so holds a few windows'
+ * worth of memory.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -62,10 +65,14 @@ static int resolve_args(struct flex_stream *s, const struct flex_job *job,
 		if (err)
 			return error_set(-EINVAL, "job %s: arg %u (%s): size overflows", job->name,
 					 i, nm);
-		if (span > size)
+		if (args[i].byte_offset > size || span > size - args[i].byte_offset)
 			return error_set(-ERANGE, "job %s: arg %u (%s): the tensor spans %llu "
-					 "bytes, its allocation holds %llu", job->name, i, nm,
-					 (unsigned long long)span, (unsigned long long)size);
+					 "bytes from byte offset %llu, its allocation holds %llu",
+					 job->name, i, nm, (unsigned long long)span,
+					 (unsigned long long)args[i].byte_offset,
+					 (unsigned long long)size);
+		/* A view: its element 0 is that far into the block. */
+		r->va[i].offset += args[i].byte_offset;
 		for (k = 0; k < r->n_regions && r->region[k] != r->va[i].region_id; k++)
 			;
 		if (k == r->n_regions) {
@@ -80,17 +87,104 @@ static int resolve_args(struct flex_stream *s, const struct flex_job *job,
 	return 0;
 }
 
+/*
+ * A kernel launch as a generator: tile after tile, a window at a time.
+ * While the caller runs it, job and args are the caller's; once parked
+ * for the worker, they point at the generator's own copies.
+ */
+struct launch_gen {
+	struct gen g;
+	const struct flex_job *job;
+	const struct flex_tensor *args;
+	uint32_t n_args, n_slots, per_tile, step_c;
+	uint64_t launch, iter;
+	struct flex_tiling t;
+	struct resolved r;
+	struct flex_cb tmpl;		/* the compute CB every tile shares */
+	struct flex_vaddr slot;
+	struct flex_job *own_job;
+	struct flex_tensor own_args[FLEX_KERNEL_MAX_ARGS];
+};
+
+/* Up to @max CBs: whole tiles, each its correction DMA and its compute CB. */
+static int launch_next(struct gen *g, struct flex_cb *cbs, uint32_t max, uint32_t *n,
+		       void **staging)
+{
+	struct launch_gen *lg = (struct launch_gen *)g;
+	uint64_t tiles = (lg->t.n_iters - lg->iter), idx[FLEX_KERNEL_MAX_AXES];
+	uint64_t off[FLEX_KERNEL_MAX_ARGS], *corr = NULL, k;
+	struct flex_cb *cb = cbs;
+	int first_red;
+
+	if (tiles > max / lg->per_tile)
+		tiles = max / lg->per_tile;
+	if (lg->n_slots) {
+		corr = malloc(tiles * lg->n_slots * sizeof(uint64_t));
+		if (!corr)
+			return -ENOMEM;
+	}
+	for (k = 0; k < tiles; k++, lg->iter++) {
+		if (lg->n_slots) {
+			uint64_t *c = corr + k * lg->n_slots;
+
+			flex_tiling_iter(&lg->t, &lg->job->sig, lg->args, lg->n_args, lg->iter,
+					 idx, off, &first_red);
+			corr_build(lg->job, lg->args, lg->r.va, lg->r.seg, off, first_red, c);
+			memset(cb, 0, sizeof(*cb));
+			cb->opcode = FLEX_CB_DMA_TO_DEVICE;
+			cb->user_data = ud_make(lg->launch, 1, FLEX_STEP_DMA_CORRECTION, lg->iter);
+			cb->dma.host_ptr = (uint64_t)(uintptr_t)c;
+			cb->dma.dev.region_id = lg->slot.region_id;
+			cb->dma.dev.offset = lg->slot.offset;
+			cb->dma.size = lg->n_slots * sizeof(uint64_t);
+			cb++;
+		}
+		*cb = lg->tmpl;
+		cb->user_data = ud_make(lg->launch, lg->step_c, FLEX_STEP_COMPUTE, lg->iter);
+		cb++;
+	}
+	*n = (uint32_t)(cb - cbs);
+	*staging = corr;
+	g->left -= *n;
+	return 0;
+}
+
+/* The worker's copy: the job and the tensors copied, the rest as it is. */
+static struct gen *launch_park(const struct gen *g)
+{
+	const struct launch_gen *lg = (const struct launch_gen *)g;
+	const struct flex_job *j = lg->job;
+	struct launch_gen *p = malloc(sizeof(*p));
+
+	if (!p)
+		return NULL;
+	*p = *lg;
+	if (flex_job_new_kernel(j->name, j->binary, &j->sig, j->corr, j->n_corr, j->steps,
+				j->n_steps, &p->own_job)) {
+		free(p);	/* out of memory: it was valid when it was made */
+		return NULL;
+	}
+	memcpy(p->own_args, lg->args, lg->n_args * sizeof(lg->args[0]));
+	p->job = p->own_job;
+	p->args = p->own_args;
+	return &p->g;
+}
+
+static void launch_free(struct gen *g)
+{
+	struct launch_gen *lg = (struct launch_gen *)g;
+
+	flex_job_free(lg->own_job);
+	free(lg);
+}
+
 static int launch_kernel(struct flex_stream *s, const struct flex_job *job,
 			 const struct flex_tensor *args, uint32_t n_args, uint32_t flags)
 {
-	uint64_t tile_idx[FLEX_KERNEL_MAX_AXES], off[FLEX_KERNEL_MAX_ARGS], iter, launch;
-	uint32_t per_tile = job->n_corr ? 2 : 1, n_slots = job->n_corr, k, step_c;
-	int allow = !(flags & FLEX_LAUNCH_NO_TILING), first_red, err;
-	struct flex_cb tmpl, *cbs;
-	struct flex_tiling t;
-	struct resolved r;
-	uint64_t *staging = NULL;
+	int allow = !(flags & FLEX_LAUNCH_NO_TILING), err;
+	struct launch_gen lg;	/* the caller's; the worker gets a copy if needed */
 	char msg[256];
+	uint32_t k;
 
 	if (n_args != job->sig.n_args)
 		return error_set(-EINVAL, "job %s: %u tensor arguments, the kernel takes %u",
@@ -98,104 +192,67 @@ static int launch_kernel(struct flex_stream *s, const struct flex_job *job,
 	if (n_args && !args)
 		return error_set(-EINVAL, "job %s: NULL arguments", job->name);
 	msg[0] = '\0';
-	err = flex_tiling_plan(&job->sig, args, n_args, allow && s->allow_tiled, &t, msg,
+	err = flex_tiling_plan(&job->sig, args, n_args, allow && s->allow_tiled, &lg.t, msg,
 			       sizeof(msg));
 	if (err)
 		return error_set(err, "job %s: %s%s", job->name, msg,
 				 err == -EDOM ? " (tiled launch disallowed)" : "");
-	if (t.n_iters > 1 && !n_slots)
+	if (lg.t.n_iters > 1 && !job->n_corr)
 		return error_set(-EINVAL, "job %s: the shapes need %llu tiles but the job has no "
 				 "correction metadata to move between them", job->name,
-				 (unsigned long long)t.n_iters);
-	if (t.n_iters > (1ULL << 29) || t.n_iters * per_tile > UINT32_MAX ||
-	    t.n_iters > SIZE_MAX / 8 / (n_slots ? n_slots : 1))
-		return error_set(-E2BIG, "job %s: %llu tiles are too many for one launch",
-				 job->name, (unsigned long long)t.n_iters);
-	err = resolve_args(s, job, args, n_args, &r);
+				 (unsigned long long)lg.t.n_iters);
+	if (lg.t.n_iters > (1ULL << 29))	/* the tile field of a CB's user_data */
+		return error_set(-E2BIG, "job %s: %llu tiles are too many for one launch "
+				 "(at most 2^29)", job->name, (unsigned long long)lg.t.n_iters);
+	err = resolve_args(s, job, args, n_args, &lg.r);
 	if (err)
 		return err;
-
-	/* The compute CB every tile shares; only the DMA's source differs. */
-	memset(&tmpl, 0, sizeof(tmpl));
-	tmpl.opcode = FLEX_CB_COMPUTE;
-	tmpl.compute.program.region_id = r.prog.region_id;
-	tmpl.compute.program.offset = r.prog.offset;
-	for (k = 0; k < r.n_regions; k++) {
-		tmpl.compute.segments[k].region_id = r.region[k];
-		tmpl.compute.segment_mask |= 1U << k;
+	lg.g = (struct gen){ .next = launch_next, .park = launch_park, .free = launch_free };
+	lg.job = job;
+	lg.args = args;
+	lg.own_job = NULL;
+	lg.n_args = n_args;
+	lg.n_slots = job->n_corr;
+	lg.per_tile = job->n_corr ? 2 : 1;
+	lg.step_c = job->n_steps - 1;	/* compute is the last step */
+	lg.iter = 0;
+	lg.g.left = lg.t.n_iters * lg.per_tile;
+	memset(&lg.tmpl, 0, sizeof(lg.tmpl));
+	lg.tmpl.opcode = FLEX_CB_COMPUTE;
+	lg.tmpl.compute.program.region_id = lg.r.prog.region_id;
+	lg.tmpl.compute.program.offset = lg.r.prog.offset;
+	for (k = 0; k < lg.r.n_regions; k++) {
+		lg.tmpl.compute.segments[k].region_id = lg.r.region[k];
+		lg.tmpl.compute.segment_mask |= 1U << k;
 	}
-	step_c = job->n_steps - 1;	/* compute is the last step */
 
-	if (n_slots) {
-		staging = malloc(t.n_iters * n_slots * sizeof(uint64_t));
-		if (!staging)
-			return error_set(-ENOMEM, "job %s: %llu bytes of correction staging",
-					 job->name,
-					 (unsigned long long)(t.n_iters * n_slots * 8));
-	}
-
-	pthread_mutex_lock(&s->lock);
-	if (stream_poisoned(s)) {
-		err = error_set(-EIO, "stream %u is poisoned: synchronize or query for the "
-				"error, reset to recover", s->qid);
-		goto unlock;
-	}
-	if (n_slots) {
-		err = corr_slot_reserve(s, n_slots * sizeof(uint64_t));
+	/* Before the lock: the allocator may call back (memory pressure). */
+	if (lg.n_slots) {
+		err = corr_slot_ensure(s, lg.n_slots * sizeof(uint64_t));
 		if (err)
-			goto unlock;
-		tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].region_id = s->slot_va.region_id;
-		tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].offset = s->slot_va.offset;
-		tmpl.compute.segment_mask |= 1U << FLEX_SEGMENT_CORRECTION;
+			return err;
 	}
-	cbs = stream_scratch(s, t.n_iters * per_tile);
-	if (!cbs) {
-		err = error_set(-ENOMEM, "job %s: no memory for %llu CBs", job->name,
-				(unsigned long long)(t.n_iters * per_tile));
-		goto unlock;
+	pthread_mutex_lock(&s->lock);
+	if (lg.n_slots) {
+		lg.slot = s->slot_va;
+		lg.tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].region_id = s->slot_va.region_id;
+		lg.tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].offset = s->slot_va.offset;
+		lg.tmpl.compute.segment_mask |= 1U << FLEX_SEGMENT_CORRECTION;
 	}
-	launch = stream_new_launch(s, job->name);
-	for (iter = 0; iter < t.n_iters; iter++) {
-		struct flex_cb *cb = cbs + iter * per_tile;
-
-		if (n_slots) {
-			uint64_t *corr = staging + iter * n_slots;
-
-			flex_tiling_iter(&t, &job->sig, args, n_args, iter, tile_idx, off,
-					 &first_red);
-			corr_build(job, args, r.va, r.seg, off, first_red, corr);
-			memset(cb, 0, sizeof(*cb));
-			cb->opcode = FLEX_CB_DMA_TO_DEVICE;
-			cb->user_data = ud_make(launch, 1, FLEX_STEP_DMA_CORRECTION, iter);
-			cb->dma.host_ptr = (uint64_t)(uintptr_t)corr;
-			cb->dma.dev.region_id = s->slot_va.region_id;
-			cb->dma.dev.offset = s->slot_va.offset;
-			cb->dma.size = n_slots * sizeof(uint64_t);
-			cb++;
-		}
-		*cb = tmpl;
-		cb->user_data = ud_make(launch, step_c, FLEX_STEP_COMPUTE, iter);
+	lg.launch = stream_poisoned(s) ? 0 : stream_new_launch(s, job->name);
+	err = stream_enqueue_gen(s, &lg.g);
+	if (!err) {
+		s->stats.jobs++;
+		s->stats.tiles += lg.t.n_iters;
+		s->stats.host_ops += job->n_corr ? lg.t.n_iters : 0;
+		stream_reap(s);
 	}
-	err = stream_enqueue_cbs(s, cbs, (uint32_t)(t.n_iters * per_tile));
-	if (n_slots) {
-		/* Even on error: a first batch may have been queued already. */
-		stream_defer(s, staging, FLEX_ALLOC_INDEX_NONE);
-		staging = NULL;
-	}
-	if (err)
-		goto unlock;
-	s->stats.jobs++;
-	s->stats.tiles += t.n_iters;
-	s->stats.host_ops += n_slots ? t.n_iters : 0;
-	stream_reap(s);
-unlock:
 	pthread_mutex_unlock(&s->lock);
-	free(staging);
 	return err;
 }
 
-static int launch_dma_steps(struct flex_stream *s, const char *name,
-			    const struct flex_step *steps, uint32_t n_steps)
+int launch_dma_steps(struct flex_stream *s, const char *name, const struct flex_step *steps,
+		     uint32_t n_steps)
 {
 	struct flex_alloc *a = s->ctx->alloc;
 	struct flex_vaddr va[FLEX_JOB_MAX_STEPS];
@@ -207,8 +264,8 @@ static int launch_dma_steps(struct flex_stream *s, const char *name,
 	for (i = 0; i < n_steps; i++) {
 		const struct flex_step *st = &steps[i];
 
-		if (st->kind == FLEX_STEP_HOST_OP)
-			continue;
+		if (st->kind == FLEX_STEP_HOST_OP || !st->size)
+			continue;	/* a 0-byte DMA is a no-op */
 		err = flex_alloc_resolve(a, st->index, &va[i], &size);
 		if (err)
 			return error_set(err, "job %s: step %u (%s): allocation %llu: %s",
@@ -224,24 +281,16 @@ static int launch_dma_steps(struct flex_stream *s, const char *name,
 	}
 
 	pthread_mutex_lock(&s->lock);
-	cbs = stream_scratch(s, n_steps);
-	if (!cbs) {
-		err = error_set(-ENOMEM, "job %s: no memory for CBs", name);
-		goto unlock;
-	}
-	if (stream_poisoned(s)) {
-		err = error_set(-EIO, "stream %u is poisoned: synchronize or query for the "
-				"error, reset to recover", s->qid);
-		goto unlock;
-	}
-	launch = stream_new_launch(s, name);
-	err = 0;
+	/* As large as a generator's window: a split DMA must not move it. */
+	err = stream_begin_job(s, name, FLEX_SUBMIT_MAX_CBS, &cbs, &launch);
 	for (i = 0; i < n_steps && !err; i++) {
 		const struct flex_step *st = &steps[i];
 		struct flex_cb *cb = cbs + n;
 		struct item *it;
 
 		if (st->kind != FLEX_STEP_HOST_OP) {
+			if (!st->size)
+				continue;
 			memset(cb, 0, sizeof(*cb));
 			cb->opcode = st->kind == FLEX_STEP_DMA_TO_DEVICE ?
 				     FLEX_CB_DMA_TO_DEVICE : FLEX_CB_DMA_FROM_DEVICE;
@@ -250,7 +299,16 @@ static int launch_dma_steps(struct flex_stream *s, const char *name,
 			cb->dma.dev.region_id = va[i].region_id;
 			cb->dma.dev.offset = va[i].offset + st->offset;
 			cb->dma.size = st->size;
-			n++;
+			if (st->size <= FLEX_DMA_MAX_SIZE) {
+				n++;
+				continue;
+			}
+			/* Beyond one CB: after what came before, split (copy.c). */
+			if (n)
+				err = stream_enqueue_cbs(s, cbs, n);
+			n = 0;
+			if (!err)
+				err = copy_enqueue_dma(s, cb);
 			continue;
 		}
 		/* A host operation: what came before goes first, in order. */
@@ -272,7 +330,6 @@ static int launch_dma_steps(struct flex_stream *s, const char *name,
 		err = stream_enqueue_cbs(s, cbs, n);
 	if (!err)
 		s->stats.jobs++;
-unlock:
 	pthread_mutex_unlock(&s->lock);
 	return err;
 }
@@ -291,22 +348,6 @@ FLEX_EXPORT int flex_stream_launch(struct flex_stream *s, const struct flex_job 
 		return error_set(-EINVAL, "job %s: a DMA-only job takes no tensor arguments "
 				 "(%u given)", job->name, n_args);
 	return launch_dma_steps(s, job->name, job->steps, job->n_steps);
-}
-
-FLEX_EXPORT int flex_stream_copy(struct flex_stream *s, int to_device,
-				 flex_alloc_index_t index, uint64_t offset, void *host,
-				 uint64_t size)
-{
-	const char *name = to_device ? "copy_to_device" : "copy_from_device";
-	struct flex_step step;
-
-	if (!s || !host || !size || size > FLEX_DMA_MAX_SIZE)
-		return error_set(-EINVAL, "%s: NULL stream or host pointer, or size %llu not "
-				 "in 1 .. %llu", name, (unsigned long long)size,
-				 (unsigned long long)FLEX_DMA_MAX_SIZE);
-	step = to_device ? flex_step_dma_to_device(index, offset, host, size) :
-			   flex_step_dma_from_device(index, offset, host, size);
-	return launch_dma_steps(s, name, &step, 1);
 }
 
 FLEX_EXPORT int flex_stream_host_func(struct flex_stream *s, flex_host_fn fn, void *user)

@@ -191,7 +191,7 @@ static int parse_arg(struct pctx *c, struct json_object *o, uint32_t i,
 	if (!v || json_object_get_type(v) != json_type_string)
 		return perr(c, -EINVAL, f, "must be a string, not %s", type_name(v));
 	if (flex_dtype_from_name(json_object_get_string(v), &ka->dtype))
-		return perr(c, -EINVAL, f, "\"%s\" is not a dtype (int32, int8)",
+		return perr(c, -EINVAL, f, "\"%s\" is not a dtype (PyTorch's names: float32, bfloat16, int32, int8, ...)",
 			    json_object_get_string(v));
 
 	snprintf(f, sizeof(f), "args[%u].shape", i);

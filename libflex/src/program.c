@@ -413,9 +413,9 @@ static void set_arg(struct flex_kernel_arg *a, const char *name, enum flex_dtype
 	a->ndim = 2;
 	a->shape[0] = d0;
 	a->shape[1] = d1;
+	memset(a->axis, -1, sizeof(a->axis));
 	a->axis[0] = (int8_t)ax0;
 	a->axis[1] = (int8_t)ax1;
-	a->axis[2] = a->axis[3] = -1;
 	a->is_output = (uint32_t)is_output;
 }
 
@@ -514,7 +514,9 @@ FLEX_EXPORT int flex_kernel_matmul(enum flex_dtype dt, uint64_t m, uint64_t n, u
 	args[7] = FLEX_SLOT(4);	/* lda */
 	args[8] = FLEX_SLOT(5);	/* ldb */
 	args[9] = FLEX_SLOT(6);	/* accumulate */
-	ret = build_one(out, FLEX_OP_MATMUL, (uint8_t)dt, args, 10);
+	/* The library's dtype says what the tensors hold; the device's, what it computes. */
+	ret = build_one(out, FLEX_OP_MATMUL, dt == FLEX_DTYPE_INT8 ? FLEX_DT_I8 : FLEX_DT_I32, args,
+			10);
 	if (ret)
 		return errbuf_printf(err, errlen, ret, "matmul: building the program: %s", strerror(-ret));
 	return 0;

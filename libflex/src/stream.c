@@ -16,14 +16,17 @@
  * done, so a caller never overtakes it.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <linux/flex.h>
+#include <linux/sync_file.h>
 #include <flex/device.h>
 #include <flex/stream.h>
 
@@ -57,6 +60,24 @@ static uint64_t now_ns(void)
 int stream_poisoned(const struct flex_stream *s)
 {
 	return s->dev_faulted || s->has_host_err;
+}
+
+int stream_poisoned_error(const struct flex_stream *s)
+{
+	return error_set(-EIO, "stream %u is poisoned: synchronize or query for the error, "
+			 "reset to recover", s->qid);
+}
+
+int stream_begin_job(struct flex_stream *s, const char *name, size_t n, struct flex_cb **cbs,
+		     uint64_t *launch)
+{
+	*cbs = stream_scratch(s, n);
+	if (!*cbs)
+		return error_set(-ENOMEM, "job %s: no memory for %zu CBs", name, n);
+	if (stream_poisoned(s))
+		return stream_poisoned_error(s);
+	*launch = stream_new_launch(s, name);
+	return 0;
 }
 
 uint64_t stream_new_launch(struct flex_stream *s, const char *name)
@@ -173,14 +194,12 @@ struct flex_cb *stream_scratch(struct flex_stream *s, size_t n)
 
 /* ---- deferred frees ---- */
 
-void stream_defer(struct flex_stream *s, void *buf, flex_alloc_index_t slot)
+void stream_defer_at(struct flex_stream *s, uint64_t seq, void *buf, flex_alloc_index_t slot)
 {
-	struct deferred *d = malloc(sizeof(*d));
+	struct deferred *d = malloc(sizeof(*d)), **pp;
 
 	if (!d) {
 		/* Cannot track it: wait until the device is done instead. */
-		uint64_t seq = s->assigned;
-
 		pthread_mutex_unlock(&s->lock);
 		stream_wait_submitted(s, seq);
 		if (seq && atomic_load(&s->submitted) >= seq)
@@ -192,31 +211,49 @@ void stream_defer(struct flex_stream *s, void *buf, flex_alloc_index_t slot)
 		return;
 	}
 	d->next = NULL;
-	d->seq = s->assigned;
+	d->seq = seq;
 	d->buf = buf;
 	d->slot = slot;
-	if (s->def_tail)
-		s->def_tail->next = d;
-	else
-		s->def_head = d;
-	s->def_tail = d;
 	s->n_def++;
+	if (!s->def_tail || s->def_tail->seq <= seq) {
+		if (s->def_tail)
+			s->def_tail->next = d;
+		else
+			s->def_head = d;
+		s->def_tail = d;
+		return;
+	}
+	/* The worker's window of a generator, behind work enqueued since. */
+	for (pp = &s->def_head; (*pp)->seq <= seq; pp = &(*pp)->next)
+		;
+	d->next = *pp;
+	*pp = d;
+}
+
+void stream_defer(struct flex_stream *s, void *buf, flex_alloc_index_t slot)
+{
+	stream_defer_at(s, s->assigned, buf, slot);
 }
 
 /*
- * Free what the device can no longer use: its CBs completed (or were
- * cancelled), or were never submitted and never will be (discarded).
+ * Has CB @seq completed (or been cancelled), or was it never submitted and
+ * never will be (discarded)? @completed: the queue's last completion.
  */
-static void reap_upto(struct flex_stream *s, uint64_t completed)
+int stream_seq_done(const struct flex_stream *s, uint64_t seq, uint64_t completed)
 {
 	uint64_t sub = atomic_load(&s->submitted);
+
+	if (seq > sub && s->head)
+		return 0;	/* still held back: it will be submitted */
+	return (seq < sub ? seq : sub) <= completed;
+}
+
+/* Free what the device can no longer use. */
+static void reap_upto(struct flex_stream *s, uint64_t completed)
+{
 	struct deferred *d;
 
-	while ((d = s->def_head)) {
-		uint64_t eff = d->seq < sub ? d->seq : sub;
-
-		if (!(d->seq <= sub || !s->head) || eff > completed)
-			break;
+	while ((d = s->def_head) && stream_seq_done(s, d->seq, completed)) {
 		s->def_head = d->next;
 		if (!s->def_head)
 			s->def_tail = NULL;
@@ -228,15 +265,23 @@ static void reap_upto(struct flex_stream *s, uint64_t completed)
 	}
 }
 
-void stream_reap(struct flex_stream *s)
+void stream_reap_now(struct flex_stream *s)
 {
 	struct flex_queue_status st;
 
-	if (s->n_def < REAP_EVERY)
-		return;
-	if (!flex_device_queue_status(s->dev, s->qid, &st))
-		s->completed = st.completed;
+	if (!flex_device_queue_status(s->dev, s->qid, &st)) {
+		if (st.completed > s->completed)
+			s->completed = st.completed;
+		if (st.fault_code)
+			s->dev_faulted = 1;
+	}
 	reap_upto(s, s->completed);
+}
+
+void stream_reap(struct flex_stream *s)
+{
+	if (s->n_def >= REAP_EVERY)
+		stream_reap_now(s);
 }
 
 /* ---- submission ---- */
@@ -297,8 +342,7 @@ int stream_enqueue_cbs(struct flex_stream *s, struct flex_cb *cbs, uint32_t n)
 	int err;
 
 	if (stream_poisoned(s))
-		return error_set(-EIO, "stream %u is poisoned: synchronize or query for the "
-				 "error, reset to recover", s->qid);
+		return stream_poisoned_error(s);
 	while (!s->head && done < n) {
 		uint32_t k = n - done < FLEX_SUBMIT_MAX_CBS ? n - done : FLEX_SUBMIT_MAX_CBS;
 		uint64_t seq;
@@ -335,12 +379,152 @@ int stream_enqueue_cbs(struct flex_stream *s, struct flex_cb *cbs, uint32_t n)
 	return 0;
 }
 
+/* ---- generators ---- */
+
+/* Lock held: is there room for one more split-DMA piece in flight? */
+static int pin_room(struct flex_stream *s)
+{
+	int i, used = 0;
+
+	for (i = 0; i < PIN_WINDOWS; i++) {
+		if (s->pin_seq[i] && s->pin_seq[i] <= s->completed)
+			s->pin_seq[i] = 0;
+		used += !!s->pin_seq[i];
+	}
+	return used < PIN_WINDOWS;
+}
+
+static void pin_push(struct flex_stream *s, uint64_t seq)
+{
+	int i;
+
+	for (i = 0; i < PIN_WINDOWS && s->pin_seq[i]; i++)
+		;
+	if (i < PIN_WINDOWS)
+		s->pin_seq[i] = seq;
+}
+
+/* The worker, lock not held: wait until a piece may be added. */
+static int pin_wait(struct flex_stream *s)
+{
+	uint64_t oldest = 0;
+	int i, err;
+
+	pthread_mutex_lock(&s->lock);
+	if (!pin_room(s))
+		for (i = 0; i < PIN_WINDOWS; i++)
+			if (!oldest || s->pin_seq[i] < oldest)
+				oldest = s->pin_seq[i];
+	pthread_mutex_unlock(&s->lock);
+	if (!oldest)
+		return 0;
+	err = flex_device_wait(s->dev, s->qid, oldest, -1);
+	pthread_mutex_lock(&s->lock);
+	if (!err && oldest > s->completed)
+		s->completed = oldest;
+	pin_room(s);
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
+/* A window the driver took: account for it and hand over its buffer. */
+static void window_submitted(struct flex_stream *s, const struct gen *g,
+			     const struct flex_cb *cbs, uint32_t n, uint64_t seq, void *staging)
+{
+	note_submitted(s, cbs, n, seq);
+	if (staging)
+		stream_defer_at(s, seq, staging, FLEX_ALLOC_INDEX_NONE);
+	if (g->pins)
+		pin_push(s, seq);
+}
+
+static void free_gen_item(struct item *it)
+{
+	free(it->staging);
+	if (it->gen)
+		it->gen->free(it->gen);
+}
+
+/* Hand the rest of @g (and a built window not yet taken) to the worker. */
+static int park_gen(struct flex_stream *s, const struct gen *g, const struct flex_cb *cbs,
+		    uint32_t n, void *staging)
+{
+	struct item *it = calloc(1, sizeof(*it));
+
+	if (it)
+		it->cbs = malloc(FLEX_SUBMIT_MAX_CBS * sizeof(*cbs));
+	if (it && it->cbs)
+		it->gen = g->park(g);
+	if (!it || !it->gen) {
+		if (it)
+			free(it->cbs);
+		free(it);
+		free(staging);
+		return -ENOMEM;
+	}
+	memcpy(it->cbs, cbs, n * sizeof(*cbs));
+	it->kind = ITEM_GEN;
+	it->n = n;
+	it->staging = staging;
+	it->user_data = n ? cbs[0].user_data : 0;
+	s->assigned += n + g->left;
+	s->stats.parked_cbs += n + g->left;
+	append(s, it);
+	return 0;
+}
+
+int stream_enqueue_gen(struct flex_stream *s, struct gen *g)
+{
+	struct flex_cb *cbs = stream_scratch(s, FLEX_SUBMIT_MAX_CBS);
+	void *staging = NULL;
+	int started = 0, err = 0;
+	uint32_t n = 0;
+	uint64_t seq;
+
+	if (stream_poisoned(s))
+		return stream_poisoned_error(s);
+	if (!cbs)
+		return error_set(-ENOMEM, "stream %u: no memory for a window of CBs", s->qid);
+	while (!s->head && g->left && (!g->pins || pin_room(s))) {
+		err = g->next(g, cbs, FLEX_SUBMIT_MAX_CBS, &n, &staging);
+		if (err)
+			break;
+		err = flex_device_submit(s->dev, s->qid, cbs, n, 0, &seq);
+		if (err == -EAGAIN) {
+			err = 0;
+			break;		/* queue full: the worker waits for room */
+		}
+		if (err) {
+			free(staging);
+			if (err == -EIO) {
+				s->dev_faulted = 1;
+				wake(s);
+			}
+			break;
+		}
+		s->assigned = seq;
+		window_submitted(s, g, cbs, n, seq, staging);
+		started = 1;
+		n = 0;
+		staging = NULL;
+	}
+	if (!err && (n || g->left))
+		err = park_gen(s, g, cbs, n, staging);
+	if (err && started)	/* part of it queued: it cannot complete */
+		stream_host_error(s, err, cbs[0].user_data, "could not queue the rest (%s)",
+				  strerror(-err));
+	if (err == -EIO)
+		return error_set(-EIO, "stream %u: the device queue is faulted", s->qid);
+	if (err)
+		return error_set(err, "stream %u: queueing CBs: %s", s->qid, strerror(-err));
+	return 0;
+}
+
 int stream_enqueue_item(struct flex_stream *s, struct item *it)
 {
 	if (stream_poisoned(s)) {
 		free(it);
-		return error_set(-EIO, "stream %u is poisoned: synchronize or query for the "
-				 "error, reset to recover", s->qid);
+		return stream_poisoned_error(s);
 	}
 	s->assigned++;		/* the NOP after a host function, or the WAIT CB */
 	append(s, it);
@@ -370,8 +554,161 @@ static int worker_submit(struct flex_stream *s, const struct flex_cb *cbs, uint3
 
 static void free_item(struct item *it)
 {
+	if (it->kind == ITEM_GEN)
+		free_gen_item(it);
+	if (it->other)
+		stream_put(it->other);
+	if (it->stamp) {
+		int none = 0;
+
+		/* Dropped before its NOP went out: the event will never complete. */
+		if (atomic_load(&it->stamp->fd) < 0)
+			atomic_compare_exchange_strong(&it->stamp->err, &none, -EPIPE);
+		stamp_put(it->stamp);
+	}
 	free(it->cbs);
 	free(it);
+}
+
+/* ---- timing stamps and other files' fences ---- */
+
+void stamp_put(struct stamp *st)
+{
+	if (st && atomic_fetch_sub(&st->refs, 1) == 1) {
+		if (atomic_load(&st->fd) >= 0)
+			close(atomic_load(&st->fd));
+		free(st);
+	}
+}
+
+/* The NOP @seq of @st was submitted: export its fence now, before it completes. */
+static void stamp_export(struct flex_stream *s, struct stamp *st, uint64_t seq)
+{
+	int fd, err = flex_device_fence_export(s->dev, s->qid, seq, &fd);
+
+	if (err)
+		atomic_store(&st->err, err);
+	else
+		atomic_store(&st->fd, fd);
+}
+
+int stream_enqueue_stamp(struct flex_stream *s, struct stamp *st)
+{
+	struct flex_cb nop = { .opcode = FLEX_CB_NOP };
+	struct item *it;
+	uint64_t seq;
+	int err;
+
+	if (stream_poisoned(s))
+		return stream_poisoned_error(s);
+	if (!s->head) {
+		err = flex_device_submit(s->dev, s->qid, &nop, 1, 0, &seq);
+		if (!err) {
+			note_submitted(s, &nop, 1, seq);
+			s->assigned = seq;
+			stamp_export(s, st, seq);
+			return 0;
+		}
+		if (err == -EIO) {
+			s->dev_faulted = 1;
+			wake(s);
+			return error_set(-EIO, "stream %u: the device queue is faulted", s->qid);
+		}
+		if (err != -EAGAIN)
+			return error_set(err, "stream %u: FLEX_IOCTL_SUBMIT of a NOP: %s", s->qid,
+					 strerror(-err));
+	}
+	it = calloc(1, sizeof(*it));
+	if (!it)
+		return error_set(-ENOMEM, "stream %u: out of memory", s->qid);
+	it->kind = ITEM_STAMP;
+	atomic_fetch_add(&st->refs, 1);
+	it->stamp = st;
+	err = stream_enqueue_item(s, it);
+	if (err)
+		stamp_put(st);	/* the item was freed: its reference */
+	return err;
+}
+
+/*
+ * The worker, lock not held: wait for CB @seq of a stream of another
+ * device file through its sync_file (the driver's WAIT CB reaches only
+ * queues of its own file). 0 when it succeeded; -EPIPE when it failed;
+ * the export's or poll's errno.
+ */
+static int wait_foreign(struct item *it)
+{
+	struct flex_stream *o = it->other;
+	struct sync_file_info info;
+	struct pollfd pfd;
+	int fd, err;
+
+	err = stream_wait_submitted(o, it->other_seq);
+	if (!err)
+		err = flex_device_fence_export(o->dev, o->qid, it->other_seq, &fd);
+	if (err)
+		return err;
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	while (poll(&pfd, 1, -1) < 0)
+		if (errno != EINTR) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+	memset(&info, 0, sizeof(info));
+	err = ioctl(fd, SYNC_IOC_FILE_INFO, &info) ? -errno : info.status < 0 ? -EPIPE : 0;
+	close(fd);
+	return err;
+}
+
+/*
+ * The worker's side of a generator, lock not held: the pending window,
+ * then one window after another, each submitted blocking (the queue's
+ * depth bounds what is in flight) and its buffer deferred at once, with
+ * completed windows reaped as it goes, so memory stays at a few windows.
+ * Failures are recorded on the stream here.
+ */
+static void run_gen(struct flex_stream *s, struct item *it)
+{
+	struct gen *g = it->gen;
+	const char *what = NULL;
+	uint64_t seq;
+	int err = 0;
+
+	while (!err && (it->n || g->left)) {
+		if (!it->n) {
+			err = g->next(g, it->cbs, FLEX_SUBMIT_MAX_CBS, &it->n, &it->staging);
+			if (err) {
+				what = "out of memory building the next CBs";
+				break;
+			}
+		}
+		if (g->pins && pin_wait(s)) {
+			err = -EIO;	/* a CB before faulted: the queue says which */
+			break;
+		}
+		err = worker_submit(s, it->cbs, it->n, &seq);
+		if (err && err != -EIO)
+			what = "the driver refused a CB batch";
+		if (err)
+			break;
+		pthread_mutex_lock(&s->lock);
+		window_submitted(s, g, it->cbs, it->n, seq, it->staging);
+		stream_reap_now(s);
+		wake(s);
+		pthread_mutex_unlock(&s->lock);
+		it->n = 0;
+		it->staging = NULL;
+	}
+	if (!err)
+		return;
+	pthread_mutex_lock(&s->lock);
+	if (what)
+		stream_host_error(s, err, it->n ? it->cbs[0].user_data : it->user_data, "%s",
+				  what);
+	else
+		s->dev_faulted = 1;
+	pthread_mutex_unlock(&s->lock);
 }
 
 /* Runs the head item with the lock dropped; returns with it held. */
@@ -379,10 +716,14 @@ static void run_item(struct flex_stream *s, struct item *it)
 {
 	struct flex_cb nop = { .opcode = FLEX_CB_NOP, .user_data = it->user_data };
 	uint64_t before = atomic_load(&s->submitted), seq = 0;
-	int err = 0, ran = 0;
+	int err = 0, ran = 0, foreign = 0;
 
 	pthread_mutex_unlock(&s->lock);
 	switch (it->kind) {
+	case ITEM_GEN:
+		run_gen(s, it);
+		pthread_mutex_lock(&s->lock);
+		return;
 	case ITEM_CBS:
 		while (it->done < it->n && !err) {
 			uint32_t k = it->n - it->done;
@@ -421,6 +762,17 @@ static void run_item(struct flex_stream *s, struct item *it)
 			err = worker_submit(s, &w, 1, &seq);
 		break;
 	}
+	case ITEM_FENCE:
+		err = wait_foreign(it);
+		foreign = err;
+		if (!err)
+			err = worker_submit(s, &nop, 1, &seq);
+		break;
+	case ITEM_STAMP:
+		err = worker_submit(s, &nop, 1, &seq);
+		if (!err)
+			stamp_export(s, it->stamp, seq);
+		break;
 	}
 	pthread_mutex_lock(&s->lock);
 	if (it->kind == ITEM_HOST_FN && ran) {
@@ -440,6 +792,16 @@ static void run_item(struct flex_stream *s, struct item *it)
 		stream_host_error(s, err == -EPIPE ? -EPIPE : err, it->user_data,
 				  "the event's stream (queue %u) failed before seqno %llu",
 				  it->other->qid, (unsigned long long)it->other_seq);
+	} else if (foreign) {
+		stream_host_error(s, foreign, it->user_data,
+				  foreign == -EPIPE ?
+				  "the event's stream (queue %u of another device file) failed at "
+				  "or before seqno %llu" :
+				  "waiting for the fence of queue %u (another device file) seqno "
+				  "%llu failed", it->other->qid, (unsigned long long)it->other_seq);
+	} else if (err && it->kind == ITEM_STAMP) {
+		atomic_store(&it->stamp->err, err);
+		stream_host_error(s, err, 0, "the driver refused a timing event's NOP");
 	} else if (err) {
 		stream_host_error(s, err, it->cbs[it->done].user_data,
 				  "the driver refused a parked CB batch");
@@ -494,6 +856,7 @@ FLEX_EXPORT int flex_stream_create(struct flex_context *ctx, int priority,
 		return error_set(-ENOMEM, "flex_stream_create: out of memory");
 	s->ctx = ctx;
 	s->dev = ctx->dev;
+	atomic_init(&s->refs, 1);
 	s->priority = priority;
 	s->allow_tiled = !(env && !strcmp(env, "0"));
 	s->slot = FLEX_ALLOC_INDEX_NONE;
@@ -514,9 +877,28 @@ FLEX_EXPORT int flex_stream_create(struct flex_context *ctx, int priority,
 		free(s);
 		return error_set(err, "flex_stream_create: no worker thread: %s", strerror(-err));
 	}
+	flex_device_ref(s->dev);	/* the queue may outlive the context (events) */
 	context_add_stream(ctx, s);
 	*out = s;
 	return 0;
+}
+
+struct flex_stream *stream_get(struct flex_stream *s)
+{
+	atomic_fetch_add(&s->refs, 1);
+	return s;
+}
+
+void stream_put(struct flex_stream *s)
+{
+	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
+		return;
+	/* Cancels anything still queued and waits for the running CB. */
+	flex_device_queue_destroy(s->dev, s->qid);
+	flex_device_close(s->dev);
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
 }
 
 FLEX_EXPORT void flex_stream_destroy(struct flex_stream *s)
@@ -532,8 +914,13 @@ FLEX_EXPORT void flex_stream_destroy(struct flex_stream *s)
 	wake(s);
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->worker, NULL);
-	/* Cancels anything still queued and waits for the running CB. */
-	flex_device_queue_destroy(s->dev, s->qid);
+	/*
+	 * Nothing is queued or running: everything was waited for, or failed
+	 * (a fault cancels what follows). The queue itself goes with the last
+	 * reference (stream_put()): events recorded here may still name it.
+	 */
+	if (atomic_load(&s->submitted))
+		flex_device_wait(s->dev, s->qid, atomic_load(&s->submitted), -1);
 	while ((d = s->def_head)) {
 		s->def_head = d->next;
 		free(d->buf);
@@ -543,11 +930,14 @@ FLEX_EXPORT void flex_stream_destroy(struct flex_stream *s)
 	}
 	flex_stream_get_stats(s, &final);	/* before the slot goes: its size counts */
 	corr_slot_release(s);
+	copy_stage_release(s);
 	context_remove_stream(s->ctx, s, &final);
 	free(s->scratch);
-	pthread_cond_destroy(&s->cond);
-	pthread_mutex_destroy(&s->lock);
-	free(s);
+	s->scratch = NULL;
+	pthread_mutex_lock(&s->lock);
+	s->ctx = NULL;
+	pthread_mutex_unlock(&s->lock);
+	stream_put(s);
 }
 
 FLEX_EXPORT uint32_t flex_stream_queue_id(const struct flex_stream *s)
@@ -676,7 +1066,7 @@ FLEX_EXPORT void flex_stream_get_stats(struct flex_stream *s, struct flex_stream
 {
 	pthread_mutex_lock(&s->lock);
 	*st = s->stats;
-	st->corr_slot_bytes = s->slot_size;
+	st->corr_slot_bytes = atomic_load(&s->slot_size);
 	pthread_mutex_unlock(&s->lock);
 }
 

@@ -51,23 +51,63 @@ static inline uint64_t ud_make(uint64_t launch, uint32_t step, uint32_t kind, ui
 	       (uint64_t)(kind & 7) << 29 | (tile & ((1ULL << 29) - 1));
 }
 
+/*
+ * A generator: CBs produced a window (up to FLEX_SUBMIT_MAX_CBS) at a time
+ * as the queue drains, so that a launch of any number of tiles, or a copy
+ * of any size, holds memory for one window, not for all of its CBs.
+ */
+struct gen {
+	uint64_t left;		/* CBs still to produce: exactly this many more */
+	int pins;		/* windows pin host memory in bulk (split DMA) */
+	/*
+	 * The next window: 1 .. @max CBs into @cbs (their count in *@n) and
+	 * in *@staging a host buffer they read, freed once they completed,
+	 * or NULL. Called by one thread at a time, with or without s->lock.
+	 */
+	int (*next)(struct gen *g, struct flex_cb *cbs, uint32_t max, uint32_t *n,
+		    void **staging);
+	/*
+	 * For the worker: a heap copy that owns what this one borrows from
+	 * its caller (freed with free()), or NULL (out of memory).
+	 */
+	struct gen *(*park)(const struct gen *g);
+	void (*free)(struct gen *g);
+};
+
 /* Work the caller could not submit itself, in stream order. */
 enum item_kind {
 	ITEM_CBS,	/* CBs to submit */
 	ITEM_HOST_FN,	/* run fn once everything before completed, then a NOP CB */
 	ITEM_WAIT,	/* a FLEX_CB_WAIT once the other stream has submitted @seq */
+	ITEM_GEN,	/* the rest of a generator's CBs */
+	ITEM_FENCE,	/* another file's CB @seq: wait for its sync_file, then a NOP */
+	ITEM_STAMP,	/* a timing event's NOP, its fence exported at submission */
+};
+
+/*
+ * A timing event's record: the sync_file of its NOP CB, exported when the
+ * NOP is submitted, whose fence's timestamp is when the NOP completed.
+ * Shared by the event and the item that submits the NOP.
+ */
+struct stamp {
+	_Atomic int refs;
+	_Atomic int fd;		/* -1 until the NOP is submitted */
+	_Atomic int err;	/* the NOP will never be submitted: why */
 };
 
 struct item {
 	struct item *next;
 	enum item_kind kind;
 	uint64_t user_data;
-	uint32_t n, done;		/* ITEM_CBS */
-	struct flex_cb *cbs;		/* ITEM_CBS, owned */
+	uint32_t n, done;		/* ITEM_CBS; ITEM_GEN: n CBs pending in cbs */
+	struct flex_cb *cbs;		/* ITEM_CBS, owned; ITEM_GEN: the window */
+	void *staging;			/* ITEM_GEN: the pending window's buffer */
+	struct gen *gen;		/* ITEM_GEN, owned */
 	flex_host_fn fn;		/* ITEM_HOST_FN */
 	void *user;
-	struct flex_stream *other;	/* ITEM_WAIT */
+	struct flex_stream *other;	/* ITEM_WAIT, ITEM_FENCE: referenced */
 	uint64_t other_seq;
+	struct stamp *stamp;		/* ITEM_STAMP: referenced */
 };
 
 /* Host memory (and old correction slots) the device may use until @seq completes. */
@@ -78,11 +118,20 @@ struct deferred {
 	flex_alloc_index_t slot;	/* FLEX_ALLOC_INDEX_NONE or a replaced slot */
 };
 
+/* Split-DMA pieces one stream has in the driver at once (pinned memory). */
+#define PIN_WINDOWS	2
+
+/* Staging buffers of a stream, for copies from and to pageable memory. */
+#define STAGE_BUFS	4
+#define STAGE_BYTES	(1ULL << 20)
+#define STAGE_BUSY	UINT64_MAX
+
 #define NAME_RING	256
 
 struct flex_stream {
-	struct flex_context *ctx;
-	struct flex_device *dev;
+	struct flex_context *ctx;	/* NULL once destroyed */
+	struct flex_device *dev;	/* referenced */
+	_Atomic unsigned int refs;	/* the owner's, and one per event or item naming it */
 	uint32_t qid;
 	int priority;
 	int allow_tiled;
@@ -105,10 +154,18 @@ struct flex_stream {
 	/* The correction slot: segment 7 of every compute CB of this stream. */
 	flex_alloc_index_t slot;
 	struct flex_vaddr slot_va;
-	uint64_t slot_size;
+	_Atomic uint64_t slot_size;	/* written under the lock; read without it to skip growing */
 
-	struct deferred *def_head, *def_tail;
+	struct deferred *def_head, *def_tail;	/* in seq order */
 	unsigned int n_def;
+
+	uint64_t pin_seq[PIN_WINDOWS];	/* split-DMA pieces in flight, 0: none */
+
+	/* Staged copies' buffers (copy.c): seq 0 free, STAGE_BUSY taken, else in flight. */
+	struct {
+		void *buf;
+		uint64_t seq;
+	} stage[STAGE_BUFS];
 
 	struct flex_cb *scratch;	/* CBs being built, reused */
 	size_t scratch_n;
@@ -124,16 +181,39 @@ struct flex_stream {
 
 /* stream.c, with s->lock held unless said otherwise. */
 int stream_poisoned(const struct flex_stream *s);
+/* -EIO, with the message that says so. */
+int stream_poisoned_error(const struct flex_stream *s);
+/* A job's start: scratch for @n CBs, the stream not poisoned, a launch number. */
+int stream_begin_job(struct flex_stream *s, const char *name, size_t n, struct flex_cb **cbs,
+		     uint64_t *launch);
 int stream_enqueue_cbs(struct flex_stream *s, struct flex_cb *cbs, uint32_t n);
 int stream_enqueue_item(struct flex_stream *s, struct item *it);
 uint64_t stream_new_launch(struct flex_stream *s, const char *name);
 void stream_host_error(struct flex_stream *s, int err, uint64_t user_data, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void stream_defer(struct flex_stream *s, void *buf, flex_alloc_index_t slot);
+/* Free @buf (or @slot) once CB @seq completed. */
+void stream_defer_at(struct flex_stream *s, uint64_t seq, void *buf, flex_alloc_index_t slot);
+/* Run @g (the caller's): the caller submits what it can, a parked copy of it the rest. */
+int stream_enqueue_gen(struct flex_stream *s, struct gen *g);
 void stream_reap(struct flex_stream *s);
+/* Has CB @seq completed, or will it never run? @completed: the last completion seen. */
+int stream_seq_done(const struct flex_stream *s, uint64_t seq, uint64_t completed);
+/* One FLEX_IOCTL_QUEUE_STATUS: note the completion (and a fault), free what it allows. */
+void stream_reap_now(struct flex_stream *s);
 struct flex_cb *stream_scratch(struct flex_stream *s, size_t n);
 /* Without the lock: the stream's failure into @err (which may be NULL). */
 int stream_wait_submitted(struct flex_stream *s, uint64_t seq);
+/*
+ * References: an event, or another stream's wait, keeps a stream's queue
+ * and memory (not its worker) after flex_stream_destroy(), so that the
+ * sequence numbers it names stay valid: the last put destroys the queue.
+ */
+struct flex_stream *stream_get(struct flex_stream *s);
+void stream_put(struct flex_stream *s);
+/* Lock held: a timing event's NOP, its fence exported once submitted. */
+int stream_enqueue_stamp(struct flex_stream *s, struct stamp *st);
+void stamp_put(struct stamp *st);
 
 /* context.c: the context's list of streams (takes ctx->lock). */
 void context_add_stream(struct flex_context *ctx, struct flex_stream *s);
@@ -144,8 +224,17 @@ void context_remove_stream(struct flex_context *ctx, struct flex_stream *s,
 /* context_report.c: append the context's report to ctx->report_path. */
 void context_write_exit_report(struct flex_context *ctx);
 
-/* correction.c, with s->lock held. */
-int corr_slot_reserve(struct flex_stream *s, uint64_t bytes);
+/* launch.c: a DMA-only job's steps (takes the lock). */
+int launch_dma_steps(struct flex_stream *s, const char *name, const struct flex_step *steps,
+		     uint32_t n_steps);
+
+/* copy.c, lock held: one DMA CB of any size (split when beyond one CB's); 0 bytes: nothing. */
+int copy_enqueue_dma(struct flex_stream *s, const struct flex_cb *cb);
+/* copy.c: free the staging buffers (the stream is idle, its worker stopped). */
+void copy_stage_release(struct flex_stream *s);
+
+/* correction.c. Without s->lock: a slot of at least @bytes (grown if needed). */
+int corr_slot_ensure(struct flex_stream *s, uint64_t bytes);
 void corr_build(const struct flex_job *job, const struct flex_tensor *args,
 		const struct flex_vaddr *va, const uint32_t *seg_of_arg,
 		const uint64_t *byte_offset, int first_reduction, uint64_t *out);

@@ -13,42 +13,89 @@
 
 #include "log.h"
 
-static const char *const dtype_names[] = {
-	[FLEX_DTYPE_INT32] = "int32",
-	[FLEX_DTYPE_INT8] = "int8",
+/* Every enum flex_dtype: its name (PyTorch's) and element size. */
+static const struct {
+	const char *name;
+	unsigned char size;
+} dtypes[] = {
+	[FLEX_DTYPE_UINT8] = { "uint8", 1 },
+	[FLEX_DTYPE_INT8] = { "int8", 1 },
+	[FLEX_DTYPE_INT16] = { "int16", 2 },
+	[FLEX_DTYPE_INT32] = { "int32", 4 },
+	[FLEX_DTYPE_INT64] = { "int64", 8 },
+	[FLEX_DTYPE_FLOAT16] = { "float16", 2 },
+	[FLEX_DTYPE_FLOAT32] = { "float32", 4 },
+	[FLEX_DTYPE_FLOAT64] = { "float64", 8 },
+	[FLEX_DTYPE_COMPLEX32] = { "complex32", 4 },
+	[FLEX_DTYPE_COMPLEX64] = { "complex64", 8 },
+	[FLEX_DTYPE_COMPLEX128] = { "complex128", 16 },
+	[FLEX_DTYPE_BOOL] = { "bool", 1 },
+	[FLEX_DTYPE_QINT8] = { "qint8", 1 },
+	[FLEX_DTYPE_QUINT8] = { "quint8", 1 },
+	[FLEX_DTYPE_QINT32] = { "qint32", 4 },
+	[FLEX_DTYPE_BFLOAT16] = { "bfloat16", 2 },
+	[FLEX_DTYPE_QUINT4X2] = { "quint4x2", 1 },
+	[FLEX_DTYPE_QUINT2X4] = { "quint2x4", 1 },
+	[FLEX_DTYPE_BITS1X8] = { "bits1x8", 1 },
+	[FLEX_DTYPE_BITS2X4] = { "bits2x4", 1 },
+	[FLEX_DTYPE_BITS4X2] = { "bits4x2", 1 },
+	[FLEX_DTYPE_BITS8] = { "bits8", 1 },
+	[FLEX_DTYPE_BITS16] = { "bits16", 2 },
+	[FLEX_DTYPE_FLOAT8_E5M2] = { "float8_e5m2", 1 },
+	[FLEX_DTYPE_FLOAT8_E4M3FN] = { "float8_e4m3fn", 1 },
+	[FLEX_DTYPE_FLOAT8_E5M2FNUZ] = { "float8_e5m2fnuz", 1 },
+	[FLEX_DTYPE_FLOAT8_E4M3FNUZ] = { "float8_e4m3fnuz", 1 },
+	[FLEX_DTYPE_UINT16] = { "uint16", 2 },
+	[FLEX_DTYPE_UINT32] = { "uint32", 4 },
+	[FLEX_DTYPE_UINT64] = { "uint64", 8 },
+	[FLEX_DTYPE_FLOAT8_E8M0FNU] = { "float8_e8m0fnu", 1 },
+	[FLEX_DTYPE_FLOAT4_E2M1FN_X2] = { "float4_e2m1fn_x2", 1 },
+};
+
+#define N_DTYPES	(sizeof(dtypes) / sizeof(dtypes[0]))
+
+/* PyTorch's other names of the same types (torch.float is torch.float32). */
+static const struct {
+	const char *alias;
+	enum flex_dtype dt;
+} dtype_aliases[] = {
+	{ "half", FLEX_DTYPE_FLOAT16 },	   { "float", FLEX_DTYPE_FLOAT32 },
+	{ "double", FLEX_DTYPE_FLOAT64 },  { "short", FLEX_DTYPE_INT16 },
+	{ "int", FLEX_DTYPE_INT32 },	   { "long", FLEX_DTYPE_INT64 },
+	{ "chalf", FLEX_DTYPE_COMPLEX32 }, { "cfloat", FLEX_DTYPE_COMPLEX64 },
+	{ "cdouble", FLEX_DTYPE_COMPLEX128 },
 };
 
 FLEX_EXPORT size_t flex_dtype_size(enum flex_dtype dt)
 {
-	switch (dt) {
-	case FLEX_DTYPE_INT32:
-		return 4;
-	case FLEX_DTYPE_INT8:
-		return 1;
-	}
-	return 0;
+	return (unsigned int)dt < N_DTYPES ? dtypes[dt].size : 0;
 }
 
 FLEX_EXPORT const char *flex_dtype_name(enum flex_dtype dt)
 {
-	if ((unsigned int)dt >= sizeof(dtype_names) / sizeof(dtype_names[0]))
-		return NULL;
-	return dtype_names[dt];
+	return (unsigned int)dt < N_DTYPES ? dtypes[dt].name : NULL;
 }
 
 FLEX_EXPORT int flex_dtype_from_name(const char *name, enum flex_dtype *out)
 {
 	if (!name)
 		return -EINVAL;
-	for (unsigned int i = 0; i < sizeof(dtype_names) / sizeof(dtype_names[0]); i++) {
-		if (!strcmp(name, dtype_names[i])) {
+	if (!strncmp(name, "torch.", 6))
+		name += 6;
+	for (unsigned int i = 0; i < N_DTYPES; i++) {
+		if (dtypes[i].name && !strcmp(name, dtypes[i].name)) {
 			*out = (enum flex_dtype)i;
+			return 0;
+		}
+	}
+	for (unsigned int i = 0; i < sizeof(dtype_aliases) / sizeof(dtype_aliases[0]); i++) {
+		if (!strcmp(name, dtype_aliases[i].alias)) {
+			*out = dtype_aliases[i].dt;
 			return 0;
 		}
 	}
 	return -EINVAL;
 }
-
 
 /*
  * Bytes from the first element to just past the last of an ndim tensor, or
@@ -213,6 +260,10 @@ static int check_layout(const struct flex_kernel_arg *ka, const struct flex_tens
 	if (ta->ndim != ka->ndim)
 		return errbuf_printf(err, errlen, -EINVAL, "arg %u (%s): %u dimensions, the kernel takes %u",
 				     i, ka->name, ta->ndim, ka->ndim);
+	if (ta->byte_offset % es)
+		return errbuf_printf(err, errlen, -EINVAL,
+				     "arg %u (%s): byte offset %llu is not a multiple of the element size %zu",
+				     i, ka->name, (unsigned long long)ta->byte_offset, es);
 	d = bad_strides(ta->ndim, ta->shape, ta->strides, &why);
 	if (d >= 0)
 		return errbuf_printf(err, errlen, -EINVAL, "arg %u (%s) dim %d: stride %llu: %s", i,

@@ -117,9 +117,12 @@ int main(void)
 	    (e = flex_alloc_alloc(al, (uint64_t)M * N * 4, FLEX_ALLOC_TENSOR, &C)) ||
 	    (e = flex_alloc_alloc(al, 256, FLEX_ALLOC_TENSOR, &slot_idx)))
 		die("alloc", e);
-	t[0] = (struct flex_tensor){ A, FLEX_DTYPE_INT32, 2, { M, K }, { K, 1 } };
-	t[1] = (struct flex_tensor){ B, FLEX_DTYPE_INT32, 2, { K, N }, { N, 1 } };
-	t[2] = (struct flex_tensor){ C, FLEX_DTYPE_INT32, 2, { M, N }, { N, 1 } };
+	t[0] = (struct flex_tensor){ .index = A, .dtype = FLEX_DTYPE_INT32, .ndim = 2,
+				     .shape = { M, K }, .strides = { K, 1 } };
+	t[1] = (struct flex_tensor){ .index = B, .dtype = FLEX_DTYPE_INT32, .ndim = 2,
+				     .shape = { K, N }, .strides = { N, 1 } };
+	t[2] = (struct flex_tensor){ .index = C, .dtype = FLEX_DTYPE_INT32, .ndim = 2,
+				     .shape = { M, N }, .strides = { N, 1 } };
 
 	/* The raw CBs: what the library builds, on a queue of the same depth. */
 	flex_alloc_resolve(al, A, &va[0], NULL);
@@ -218,9 +221,12 @@ int main(void)
 		    (e = flex_alloc_alloc(al, (uint64_t)BIG * BM * 4, FLEX_ALLOC_TENSOR, &B2)) ||
 		    (e = flex_alloc_alloc(al, (uint64_t)BM * BM * 4, FLEX_ALLOC_TENSOR, &C2)))
 			die("big job", e);
-		t2[0] = (struct flex_tensor){ A2, FLEX_DTYPE_INT32, 2, { BM, BIG }, { BIG, 1 } };
-		t2[1] = (struct flex_tensor){ B2, FLEX_DTYPE_INT32, 2, { BIG, BM }, { BM, 1 } };
-		t2[2] = (struct flex_tensor){ C2, FLEX_DTYPE_INT32, 2, { BM, BM }, { BM, 1 } };
+		t2[0] = (struct flex_tensor){ .index = A2, .dtype = FLEX_DTYPE_INT32, .ndim = 2,
+					      .shape = { BM, BIG }, .strides = { BIG, 1 } };
+		t2[1] = (struct flex_tensor){ .index = B2, .dtype = FLEX_DTYPE_INT32, .ndim = 2,
+					      .shape = { BIG, BM }, .strides = { BM, 1 } };
+		t2[2] = (struct flex_tensor){ .index = C2, .dtype = FLEX_DTYPE_INT32, .ndim = 2,
+					      .shape = { BM, BM }, .strides = { BM, 1 } };
 		flex_kernel_release(&big);
 	}
 	flex_device_queue_status(flex_context_device(ctx), flex_stream_queue_id(s), &st);

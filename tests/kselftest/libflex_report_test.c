@@ -48,9 +48,12 @@ static int run_matmul(struct flex_context *ctx, struct flex_stream *s)
 	    (err = flex_alloc_alloc(al, sizeof(c), FLEX_ALLOC_TENSOR, &dc)))
 		return err;
 	struct flex_tensor args[3] = {
-		{ da, FLEX_DTYPE_INT32, 2, { M, K }, { K, 1 } },
-		{ db, FLEX_DTYPE_INT32, 2, { K, N }, { N, 1 } },
-		{ dc, FLEX_DTYPE_INT32, 2, { M, N }, { N, 1 } },
+		{ .index = da, .dtype = FLEX_DTYPE_INT32, .ndim = 2,
+		  .shape = { M, K }, .strides = { K, 1 } },
+		{ .index = db, .dtype = FLEX_DTYPE_INT32, .ndim = 2,
+		  .shape = { K, N }, .strides = { N, 1 } },
+		{ .index = dc, .dtype = FLEX_DTYPE_INT32, .ndim = 2,
+		  .shape = { M, N }, .strides = { N, 1 } },
 	};
 	if ((err = flex_stream_copy(s, 1, da, 0, a, sizeof(a))) ||
 	    (err = flex_stream_copy(s, 1, db, 0, b, sizeof(b))) ||

@@ -251,7 +251,7 @@ START_TEST(matmul_kernel)
 			 -E2BIG);
 	ck_assert_int_eq(flex_kernel_matmul(FLEX_DTYPE_INT32, 1024, 1024, 512, &k, err,
 					    sizeof(err)), -E2BIG);
-	ck_assert_int_eq(flex_kernel_matmul((enum flex_dtype)3, 4, 4, 4, &k, err, sizeof(err)),
+	ck_assert_int_eq(flex_kernel_matmul(FLEX_DTYPE_FLOAT32, 4, 4, 4, &k, err, sizeof(err)),
 			 -EINVAL);
 }
 END_TEST

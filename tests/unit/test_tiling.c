@@ -91,13 +91,120 @@ START_TEST(dtype_helpers)
 
 	ck_assert_uint_eq(flex_dtype_size(FLEX_DTYPE_INT32), 4);
 	ck_assert_uint_eq(flex_dtype_size(FLEX_DTYPE_INT8), 1);
-	ck_assert_uint_eq(flex_dtype_size((enum flex_dtype)7), 0);
+	ck_assert_uint_eq(flex_dtype_size((enum flex_dtype)30), 0);
+	ck_assert_uint_eq(flex_dtype_size((enum flex_dtype)-1), 0);
 	ck_assert_str_eq(flex_dtype_name(FLEX_DTYPE_INT8), "int8");
-	ck_assert_ptr_null(flex_dtype_name((enum flex_dtype)7));
+	ck_assert_ptr_null(flex_dtype_name((enum flex_dtype)30));
+	ck_assert_ptr_null(flex_dtype_name((enum flex_dtype)1000));
 	ck_assert_int_eq(flex_dtype_from_name("int32", &dt), 0);
 	ck_assert_int_eq(dt, FLEX_DTYPE_INT32);
-	ck_assert_int_eq(flex_dtype_from_name("float32", &dt), -EINVAL);
+	ck_assert_int_eq(flex_dtype_from_name("float128", &dt), -EINVAL);
+	ck_assert_int_eq(flex_dtype_from_name("", &dt), -EINVAL);
 	ck_assert_int_eq(flex_dtype_from_name(NULL, &dt), -EINVAL);
+}
+END_TEST
+
+/* Every PyTorch dtype of whole-byte elements, by name, c10 number and size. */
+START_TEST(pytorch_dtypes_by_element_size)
+{
+	static const struct {
+		const char *name;
+		int c10;
+		size_t size;
+	} want[] = {
+		{ "uint8", 0, 1 },	    { "int8", 1, 1 },		{ "int16", 2, 2 },
+		{ "int32", 3, 4 },	    { "int64", 4, 8 },		{ "float16", 5, 2 },
+		{ "float32", 6, 4 },	    { "float64", 7, 8 },	{ "complex32", 8, 4 },
+		{ "complex64", 9, 8 },	    { "complex128", 10, 16 },	{ "bool", 11, 1 },
+		{ "qint8", 12, 1 },	    { "quint8", 13, 1 },	{ "qint32", 14, 4 },
+		{ "bfloat16", 15, 2 },	    { "quint4x2", 16, 1 },	{ "quint2x4", 17, 1 },
+		{ "bits1x8", 18, 1 },	    { "bits2x4", 19, 1 },	{ "bits4x2", 20, 1 },
+		{ "bits8", 21, 1 },	    { "bits16", 22, 2 },	{ "float8_e5m2", 23, 1 },
+		{ "float8_e4m3fn", 24, 1 }, { "float8_e5m2fnuz", 25, 1 },
+		{ "float8_e4m3fnuz", 26, 1 }, { "uint16", 27, 2 },	{ "uint32", 28, 4 },
+		{ "uint64", 29, 8 },	    { "float8_e8m0fnu", 44, 1 },
+		{ "float4_e2m1fn_x2", 45, 1 },
+	};
+	static const struct {
+		const char *alias, *name;
+	} aliases[] = {
+		{ "float", "float32" }, { "half", "float16" }, { "double", "float64" },
+		{ "long", "int64" },	{ "int", "int32" },	{ "short", "int16" },
+		{ "cfloat", "complex64" }, { "torch.bfloat16", "bfloat16" },
+	};
+	enum flex_dtype dt;
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		ck_assert_msg(flex_dtype_from_name(want[i].name, &dt) == 0, "%s: not a dtype",
+			      want[i].name);
+		ck_assert_msg((int)dt == want[i].c10, "%s: %d, c10::ScalarType has %d",
+			      want[i].name, (int)dt, want[i].c10);
+		ck_assert_msg(flex_dtype_size(dt) == want[i].size, "%s: %zu bytes, expected %zu",
+			      want[i].name, flex_dtype_size(dt), want[i].size);
+		ck_assert_str_eq(flex_dtype_name(dt), want[i].name);
+	}
+	for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++) {
+		enum flex_dtype a;
+
+		ck_assert_int_eq(flex_dtype_from_name(aliases[i].alias, &a), 0);
+		ck_assert_int_eq(flex_dtype_from_name(aliases[i].name, &dt), 0);
+		ck_assert_msg(a == dt, "%s is not %s", aliases[i].alias, aliases[i].name);
+	}
+	/* The sub-byte types have no element size: they are refused. */
+	ck_assert_int_eq(flex_dtype_from_name("uint4", &dt), -EINVAL);
+}
+END_TEST
+
+/*
+ * An 8-dimensional bfloat16 tensor, tiled along two of its dimensions:
+ * offsets come from the element size (2), and float kernels' signatures
+ * are valid (the device, not the library, decides what programs compute).
+ */
+START_TEST(eight_dims_bfloat16)
+{
+	struct flex_kernel_sig s;
+	struct flex_tensor a;
+	struct flex_tiling t;
+	uint64_t idx[FLEX_KERNEL_MAX_AXES], off[1], stride = 1, span;
+	enum flex_dtype bf16;
+	char err[256] = "";
+	int d;
+
+	ck_assert_int_ge(FLEX_MAX_DIMS, 8);
+	ck_assert_int_eq(flex_dtype_from_name("bfloat16", &bf16), 0);
+	memset(&s, 0, sizeof(s));
+	memset(&a, 0, sizeof(a));
+	s.n_args = 1;
+	s.n_axes = 2;
+	strcpy(s.axis_name[0], "b");
+	strcpy(s.axis_name[1], "w");
+	strcpy(s.args[0].name, "X");
+	s.args[0].dtype = bf16;
+	s.args[0].ndim = 8;
+	a.dtype = bf16;
+	a.ndim = 8;
+	for (d = 7; d >= 0; d--) {
+		/* Tile 2 everywhere; the tensor is 3 x the tile along dims 1 and 7. */
+		s.args[0].shape[d] = 2;
+		s.args[0].axis[d] = (int8_t)(d == 1 ? 0 : d == 7 ? 1 : -1);
+		a.shape[d] = d == 1 || d == 7 ? 6 : 2;
+		a.strides[d] = stride;
+		stride *= a.shape[d];
+	}
+	ck_assert_msg(flex_sig_validate(&s, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(flex_tiling_plan(&s, &a, 1, 1, &t, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(t.n_iters, 9);
+	flex_tiling_iter(&t, &s, &a, 1, 5, idx, off, NULL);
+	ck_assert_uint_eq(idx[0], 1);
+	ck_assert_uint_eq(idx[1], 2);
+	/* dim 1: tile 1 x stride x 2; dim 7: tile 2 x 1 x 2; 2 bytes each. */
+	ck_assert_uint_eq(off[0], (1 * a.strides[1] * 2 + 2 * 1 * 2) * 2);
+	ck_assert_int_eq(flex_tensor_span_bytes(&a, &span), 0);
+	ck_assert_uint_eq(span, stride * 2);
+	/* A float32 tensor for a bfloat16 argument is a mismatch naming both. */
+	ck_assert_int_eq(flex_dtype_from_name("float32", &a.dtype), 0);
+	plan_fails("dtype", &s, &a, 1, 1, -EINVAL, "arg 0 (X)", "dtype float32",
+		   "takes bfloat16", NULL);
 }
 END_TEST
 
@@ -218,6 +325,7 @@ START_TEST(reduction_axis_innermost)
 	s.axis_is_reduction[0] = 1;
 	s.n_args = 1;
 	strcpy(s.args[0].name, "X");
+	s.args[0].dtype = FLEX_DTYPE_INT32;
 	s.args[0].ndim = 2;
 	s.args[0].shape[0] = 2;
 	s.args[0].shape[1] = 2;
@@ -282,6 +390,7 @@ START_TEST(three_dims_with_untiled_dim)
 		struct flex_kernel_arg *ka = &s.args[i];
 
 		strcpy(ka->name, i ? "Y" : "X");
+		ka->dtype = FLEX_DTYPE_INT32;
 		ka->ndim = 3;
 		ka->shape[0] = 3;
 		ka->shape[1] = 4;
@@ -293,6 +402,7 @@ START_TEST(three_dims_with_untiled_dim)
 	}
 	for (int i = 0; i < 2; i++) {
 		memset(&a[i], 0, sizeof(a[i]));
+		a[i].dtype = FLEX_DTYPE_INT32;
 		a[i].ndim = 3;
 		a[i].shape[0] = 3;
 		a[i].shape[1] = 8;
@@ -438,12 +548,40 @@ START_TEST(bad_signatures)
 	s.n_args = 17;
 	plan_fails("n_args", &s, a, 3, 1, -EINVAL, "n_args 17", NULL);
 	matmul_sig(&s, FLEX_DTYPE_INT32, 4, 4, 4);
-	s.args[1].ndim = 5;
-	plan_fails("ndim", &s, a, 3, 1, -EINVAL, "arg 1 (B)", "ndim 5", NULL);
+	s.args[1].ndim = FLEX_MAX_DIMS + 1;
+	plan_fails("ndim", &s, a, 3, 1, -EINVAL, "arg 1 (B)", "ndim 9", NULL);
 	matmul_sig(&s, FLEX_DTYPE_INT32, 4, 4, 4);
-	s.args[0].dtype = (enum flex_dtype)9;
-	plan_fails("dtype", &s, a, 3, 1, -EINVAL, "arg 0 (A)", "dtype 9", NULL);
+	s.args[0].dtype = (enum flex_dtype)30;	/* uint1: no whole-byte element */
+	plan_fails("dtype", &s, a, 3, 1, -EINVAL, "arg 0 (A)", "dtype 30", NULL);
 	ck_assert_int_eq(flex_sig_validate(NULL, NULL, 0), -EINVAL);
+}
+END_TEST
+
+/*
+ * A view (x[1:], narrow, a column slice) is a byte offset: a multiple of
+ * the element size, not counted in the tile offsets (the launch adds it).
+ */
+START_TEST(view_byte_offset)
+{
+	struct flex_kernel_sig s;
+	struct flex_tensor a[3];
+	struct flex_tiling t;
+	uint64_t idx[FLEX_KERNEL_MAX_AXES], off[3];
+
+	matmul_sig(&s, FLEX_DTYPE_INT32, 4, 4, 4);
+	a[0] = a[1] = a[2] = t2(FLEX_DTYPE_INT32, 8, 4);
+	a[1] = t2(FLEX_DTYPE_INT32, 4, 4);
+	a[0].strides[0] = 7;		/* A = X[:, 3:] of an 8 x 7 X */
+	a[0].byte_offset = 3 * 4;
+	a[2].byte_offset = 4 * 4 * 4;	/* C = Y[4:] of a 12 x 4 Y */
+	plan_ok(&s, a, 3, &t);
+	flex_tiling_iter(&t, &s, a, 3, 1, idx, off, NULL);
+	ck_assert_uint_eq(idx[0], 1);
+	ck_assert_uint_eq(off[0], 1 * 7 * 4 * 4);
+	ck_assert_uint_eq(off[2], 1 * 4 * 4 * 4);
+	a[2].byte_offset = 6;
+	plan_fails("misaligned view", &s, a, 3, 1, -EINVAL, "arg 2 (C)", "byte offset 6",
+		   "element size 4", NULL);
 }
 END_TEST
 
@@ -470,6 +608,8 @@ int main(void)
 	TCase *tc = tcase_create("plan");
 
 	tcase_add_test(tc, dtype_helpers);
+	tcase_add_test(tc, pytorch_dtypes_by_element_size);
+	tcase_add_test(tc, eight_dims_bfloat16);
 	tcase_add_test(tc, exact_match_is_one_iteration);
 	tcase_add_test(tc, rfc_example_tiles_m);
 	tcase_add_test(tc, three_axes_order_and_offsets);
@@ -478,6 +618,7 @@ int main(void)
 	tcase_add_test(tc, three_dims_with_untiled_dim);
 	tcase_add_test(tc, fixed_strides);
 	tcase_add_test(tc, span_bytes);
+	tcase_add_test(tc, view_byte_offset);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");

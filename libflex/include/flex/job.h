@@ -58,7 +58,8 @@ extern "C" {
  * enum flex_corr_kind - where a correction slot's value comes from.
  * @FLEX_CORR_CONST:	@value.
  * @FLEX_CORR_ADDRESS:	FLEX_ADDR(segment of argument @arg's region,
- *			its offset in the region + the tile's byte offset).
+ *			its offset in the region + the tensor's byte_offset
+ *			+ the tile's byte offset).
  * @FLEX_CORR_STRIDE:	the launched tensor @arg's strides[@dim] (elements).
  * @FLEX_CORR_TILE_DIM:	the compiled tile shape[@dim] of argument @arg.
  * @FLEX_CORR_ACCUMULATE: 0 on the first step of a reduction (every
@@ -126,8 +127,10 @@ typedef int (*flex_host_fn)(void *user);
  *		for TO_DEVICE, unchanged) until the step has run: the DMA
  *		reads or writes it when it executes, not when it is queued.
  * @index:	DMA_TO/FROM_DEVICE: the allocation.
- * @offset, @size: DMA_TO/FROM_DEVICE: bytes, inside the allocation;
- *		1 .. FLEX_DMA_MAX_SIZE.
+ * @offset, @size: DMA_TO/FROM_DEVICE: bytes, inside the allocation. Any
+ *		size: beyond FLEX_DMA_MAX_SIZE (one DMA CB's) the stream splits
+ *		it (flex_stream_copy()); 0 is a no-op (@host may then be NULL).
+ *		Since 0.2; 0.1 refused 0 and sizes above FLEX_DMA_MAX_SIZE.
  */
 struct flex_step {
 	enum flex_step_kind kind;
@@ -196,8 +199,8 @@ struct flex_job;
  * @out:	the job.
  *
  * Return: 0; -EINVAL for a plan that breaks the rules in the file comment
- * (a step kind not allowed, a HOST_OP without a function, a DMA of size 0
- * or above FLEX_DMA_MAX_SIZE, a NULL host pointer), with a message naming
+ * (a step kind not allowed, a HOST_OP without a function, a NULL host
+ * pointer for a DMA of 1 byte or more), with a message naming
  * the job and the step index in flex_job_last_error(); -ENOMEM.
  */
 int flex_job_new(const char *name, const struct flex_step *steps, uint32_t n_steps,

@@ -19,7 +19,8 @@
  * Per job: "name" (1..63 bytes, unique), "binary" (a path relative to the
  * manifest's directory), "args" (1..16), "plan", and optionally
  * "reduction_axes" and "correction" (default []). Per arg: "name" (1..31
- * bytes, unique in the job), "dtype" ("int32", "int8"), "shape" (1..4
+ * bytes, unique in the job), "dtype" (a name flex_dtype_from_name()
+ * takes: "float32", "bfloat16", "int32", "int8", ...), "shape" (1..8
  * tile extents, 1 .. 2^32-1), "axes" (as many axis names, 1..15 bytes, or
  * null for a dimension that is never tiled; an axis at most once per arg),
  * optionally "output" (bool) and "strides" (fixed strides, elements).

@@ -25,8 +25,10 @@
  * each tile (one when the shapes equal the compiled tile) runs the
  * HostOperation that builds the correction tensor, and queues a DMA CB (the
  * correction tensor to the stream's correction slot) and a compute CB. The
- * tile CBs of one launch go to the driver in batches of up to
- * FLEX_SUBMIT_MAX_CBS. Documentation/flex/execution.rst has the details.
+ * tile CBs of one launch are built and go to the driver in windows of
+ * FLEX_SUBMIT_MAX_CBS, the later ones built by the worker as the queue
+ * drains, so a launch holds memory for a few windows whatever its tile
+ * count. Documentation/flex/execution.rst has the details.
  *
  * Threads: each stream has a worker thread, which runs host functions and
  * submits whatever could not be submitted by the caller (work queued behind
@@ -36,7 +38,10 @@
  * Thread safety: every function may be called from any number of threads
  * at once, on the same stream or different ones; calls on one stream are
  * ordered by the stream's lock in the order they take it. Destroying a
- * stream must not race with other calls on it.
+ * stream must not race with other calls on it. No callback runs under a
+ * stream's lock: the allocator's memory-pressure callback, which a launch
+ * can trigger (a correction slot growing), may synchronize any stream, the
+ * launching one included.
  */
 #ifndef FLEX_STREAM_H
 #define FLEX_STREAM_H
@@ -80,9 +85,10 @@ int flex_stream_create(struct flex_context *ctx, int priority, struct flex_strea
 
 /**
  * flex_stream_destroy() - wait for the stream's work (as synchronize,
- * ignoring its errors), stop its worker, destroy its queue and free its
- * correction slot. NULL is ignored. The default stream belongs to the
- * context: do not destroy it.
+ * ignoring its errors), stop its worker, free its correction slot and
+ * staging buffers, and destroy its queue, or leave the queue to the last
+ * event recorded on it (see Events below). NULL is ignored. The default
+ * stream belongs to the context: do not destroy it.
  */
 void flex_stream_destroy(struct flex_stream *s);
 
@@ -100,9 +106,10 @@ int flex_stream_priority(const struct flex_stream *s);
  * @flags:	FLEX_LAUNCH_NO_TILING or 0.
  *
  * Before anything is queued, a kernel launch checks every tensor against
- * the signature (count, dtype, ndim, shape, strides; flex_tiling_plan()),
- * resolves every allocation and checks it holds the tensor's span, and
- * collects the distinct regions of the arguments (segments 0..6). Shapes
+ * the signature (count, dtype, ndim, shape, strides, byte offset;
+ * flex_tiling_plan()), resolves every allocation and checks it holds the
+ * tensor's span from its byte offset (a view), and collects the distinct
+ * regions of the arguments (segments 0..6). Shapes
  * larger than the compiled tile run the kernel once per tile (nested over
  * every tiled axis, reduction axes innermost, accumulating) unless tiling
  * is disallowed. A DMA-only job's steps are checked against their
@@ -114,8 +121,8 @@ int flex_stream_priority(const struct flex_stream *s);
  *
  * Return: 0 queued; -EINVAL a mismatch or bad argument (message naming the
  * argument index and name, and the dimension); -EDOM shapes differ from
- * the tile with tiling disallowed; -ERANGE a tensor or DMA larger than its
- * allocation; -ENOENT an allocation that does not exist; -E2BIG the tensors
+ * the tile with tiling disallowed; -ERANGE a tensor (from its byte offset)
+ * or DMA larger than its allocation; -ENOENT an allocation that does not exist; -E2BIG the tensors
  * span more than 7 regions; -EIO the stream is poisoned (see
  * flex_stream_query()); -ENOMEM; the driver's submission errors. The
  * message is in flex_job_last_error().
@@ -123,14 +130,99 @@ int flex_stream_priority(const struct flex_stream *s);
 int flex_stream_launch(struct flex_stream *s, const struct flex_job *job,
 		       const struct flex_tensor *args, uint32_t n_args, uint32_t flags);
 
+/* flex_stream_copy() flags. Since: 0.2 (0.1 took an int to_device, 1 or 0). */
+#define FLEX_COPY_FROM_DEVICE	0U		/* device -> host (no flag) */
+#define FLEX_COPY_TO_DEVICE	(1U << 0)	/* host -> device */
+#define FLEX_COPY_STAGED	(1U << 1)	/* through the stream's staging buffers */
+
 /**
- * flex_stream_copy() - enqueue one DMA (a one-step DMA-only job named
- * "copy_to_device" or "copy_from_device").
- * @to_device:	1 host -> device, 0 device -> host.
- * Return: as flex_stream_launch().
+ * flex_stream_copy() - enqueue a copy between host memory and an
+ * allocation (a DMA-only job named "copy_to_device" or
+ * "copy_from_device").
+ * @flags:	FLEX_COPY_TO_DEVICE (host -> device) or FLEX_COPY_FROM_DEVICE,
+ *		optionally with FLEX_COPY_STAGED. (0.1's int to_device, 1 or
+ *		0, means the same.)
+ * @index, @offset: where in the device: bytes @offset .. @offset + @size
+ *		of the allocation.
+ * @host:	the host memory.
+ * @size:	any size. 0 queues nothing and returns 0 (@host may be NULL).
+ *
+ * Direct (no FLEX_COPY_STAGED): the DMA engine reads or writes @host
+ * itself, when the copy runs, so @host must stay valid (and, to the
+ * device, unchanged) until then (synchronize, or an event); the driver
+ * pins its pages while the copy is queued. Returns at once. Above
+ * FLEX_DMA_MAX_SIZE (what one DMA CB moves) the copy is split into pieces
+ * of FLEX_DMA_MAX_SIZE / 2, at most two of them in flight per stream, so
+ * that a stream never holds more than FLEX_DMA_MAX_SIZE of host memory
+ * pinned for them (the driver allows 512 MiB per open file); a fault in
+ * piece k reports tile k. Since 0.2: 0.1 refused 0 and sizes above
+ * FLEX_DMA_MAX_SIZE.
+ *
+ * Staged (FLEX_COPY_STAGED), for pageable memory, as cudaMemcpy from or to
+ * memory that is not page-locked: the bytes go through the stream's pool of
+ * staging buffers (four of 1 MiB, allocated on first use, each reused once
+ * the CB that used it completed; the driver pins only them). To the
+ * device, the call copies @host into staging buffers and queues their
+ * DMAs; it returns once every byte has been copied, so @host may be
+ * reused or freed at once (a copy larger than the pool waits for its
+ * first pieces to complete). From the device, the call queues the DMAs
+ * into staging buffers, waits for each and copies it to @host: it returns
+ * once @host holds the bytes (it blocks, after everything enqueued before
+ * it). The copy is ordered in the stream like any other; a failure of the
+ * stream meanwhile is returned with the stream's message. Since a staged
+ * copy may wait for the stream's work, a host function must not make one
+ * on its own stream (as it must not synchronize it).
+ *
+ * Return: as flex_stream_launch(), and -EINVAL for unknown @flags; a
+ * staged copy from the device returns the stream's failure errno when the
+ * stream failed before the bytes arrived.
  */
-int flex_stream_copy(struct flex_stream *s, int to_device, flex_alloc_index_t index,
+int flex_stream_copy(struct flex_stream *s, unsigned int flags, flex_alloc_index_t index,
 		     uint64_t offset, void *host, uint64_t size);
+
+/**
+ * flex_stream_copy_device() - enqueue a copy from one allocation to another
+ * (or within one), on the device: copy_ between device tensors, clone.
+ * @dst, @dst_offset: where to: bytes @dst_offset .. + @size of @dst.
+ * @src, @src_offset: where from, likewise.
+ * @size:	any size; 0 queues nothing and returns 0. Any offsets (the
+ *		device has no alignment requirement).
+ *
+ * Runs on the compute engine, as COPY instructions (64 MiB each, 256 MiB
+ * per CB, a job named "copy_device": a fault reports its CB as the tile):
+ * the DMA engine only moves between host and device. Overlapping ranges
+ * are copied as memmove() does. Returns at once; ordered in the stream
+ * like any other work. The stream's correction slot holds the programs
+ * (it grows to 4 KiB if it is smaller).
+ *
+ * Return: 0; -EINVAL a NULL stream; -ENOENT/-EINVAL an allocation that does
+ * not exist; -ERANGE a range outside its allocation; -EIO the stream is
+ * poisoned; -ENOMEM; the driver's submission errors. Since: 0.2.
+ */
+int flex_stream_copy_device(struct flex_stream *s, flex_alloc_index_t dst, uint64_t dst_offset,
+			    flex_alloc_index_t src, uint64_t src_offset, uint64_t size);
+
+/**
+ * flex_stream_fill() - enqueue a fill of bytes of an allocation with a
+ * repeated pattern, on the device: zero_, fill_, cudaMemsetAsync.
+ * @dst, @offset: bytes @offset .. + @size of @dst.
+ * @size:	any size, any offset; 0 queues nothing and returns 0. The
+ *		pattern starts at @offset and repeats; a last partial copy
+ *		of it is cut at @size.
+ * @pattern:	@pattern_size bytes, as they are to be in memory (a float
+ *		value's bytes for fill_ on a float tensor).
+ * @pattern_size: 1, 2, 4 or 8: the element size of the tensor (1 for
+ *		cudaMemsetAsync).
+ *
+ * Runs on the compute engine as FILL instructions (a pattern that repeats
+ * every 4 bytes) or COPYs of the pattern doubled in place (an 8-byte one
+ * that does not), in a job named "fill". Returns at once.
+ *
+ * Return: 0; -EINVAL a NULL stream or pattern, or @pattern_size not 1, 2,
+ * 4 or 8; otherwise as flex_stream_copy_device(). Since: 0.2.
+ */
+int flex_stream_fill(struct flex_stream *s, flex_alloc_index_t dst, uint64_t offset,
+		     uint64_t size, const void *pattern, uint32_t pattern_size);
 
 /**
  * flex_stream_host_func() - enqueue a host function: @fn(@user) runs on
@@ -138,7 +230,8 @@ int flex_stream_copy(struct flex_stream *s, int to_device, flex_alloc_index_t in
  * completed, and nothing enqueued after it starts before it returned
  * (cudaLaunchHostFunc). A non-zero return poisons the stream with that
  * errno (step FLEX_STEP_HOST_OP of job "host_func"). @fn must not
- * synchronize this stream (it would wait for itself).
+ * synchronize this stream, nor make a staged copy on it (it would wait
+ * for itself).
  * Return: 0 queued; -EINVAL @fn NULL; -EIO poisoned; -ENOMEM.
  */
 int flex_stream_host_func(struct flex_stream *s, flex_host_fn fn, void *user);
@@ -240,17 +333,49 @@ const char *flex_stream_last_error(void);
 /*
  * Events: a point in one stream's work (cudaEvent). Recording captures
  * "everything enqueued on the stream so far"; another stream can wait for
- * it (a FLEX_CB_WAIT on the recording stream's queue, so the device orders
- * them without the host), and the host can synchronize on it or query it.
- * An event may be recorded again; waits and synchronizes use the latest
- * record. The stream an event was recorded on must outlive the event's
- * uses. An event never recorded is complete.
+ * it, and the host can synchronize on it or query it. An event may be
+ * recorded again; waits and synchronizes use the latest record. An event
+ * never recorded is complete.
+ *
+ * A stream of the same device file waits with a FLEX_CB_WAIT on its own
+ * queue, so the device orders the two without the host. A stream of
+ * another device file (another context, or another device) waits through
+ * the recording queue's sync_file (FLEX_IOCTL_FENCE_EXPORT): its worker
+ * polls the fence and holds back what follows until it signals, so the
+ * order is right, at the cost of the host in the loop. A queue number is
+ * never taken for a queue of another file.
+ *
+ * An event holds a reference on the stream of its latest record: after
+ * flex_stream_destroy() its queue (not its worker) stays until the event
+ * is destroyed or recorded elsewhere, so synchronize, query, export and
+ * waits on the event still work and still report that work's failure. A
+ * queue kept this way counts among the file's FLEX_MAX_QUEUES, and the
+ * device file stays open (the context's regions are released with the
+ * context all the same). Since: 0.2 (0.1 needed the stream to outlive
+ * the event's uses).
  */
 
-/** flex_event_create() - a new event. Return: 0 or -ENOMEM. */
+/* flex_event_create_flags() flags. */
+#define FLEX_EVENT_TIMING	(1U << 0)	/* can time work: flex_event_elapsed_ns() */
+
+/** flex_event_create() - a new event: flex_event_create_flags(0, @out). */
 int flex_event_create(struct flex_event **out);
 
-/** flex_event_destroy() - free it (NULL is ignored). Pending waits are unaffected. */
+/**
+ * flex_event_create_flags() - a new event.
+ * @flags:	0 or FLEX_EVENT_TIMING. A timing event's record is a NOP CB
+ *		of its own whose fence is exported as soon as it is
+ *		submitted (one sync_file per record, closed with the next
+ *		record or the event), so it costs a CB and an fd; without
+ *		the flag a record costs neither (PyTorch's enable_timing).
+ * Return: 0; -EINVAL unknown @flags or a NULL @out; -ENOMEM. Since: 0.2.
+ */
+int flex_event_create_flags(unsigned int flags, struct flex_event **out);
+
+/**
+ * flex_event_destroy() - free it (NULL is ignored), dropping its reference
+ * on the stream of its latest record. Pending waits are unaffected.
+ */
 void flex_event_destroy(struct flex_event *ev);
 
 /**
@@ -263,7 +388,10 @@ int flex_event_record(struct flex_event *ev, struct flex_stream *s);
  * flex_stream_wait_event() - work enqueued on @s after this call starts
  * only once @ev's work has completed. Returns at once. If that work fails,
  * @s is poisoned with -EPIPE (step FLEX_STEP_EVENT_WAIT). Waiting on an
- * event of @s itself, or one never recorded, does nothing.
+ * event of @s itself, or one never recorded, does nothing. @ev may have
+ * been recorded on a stream of another context or device: the wait then
+ * goes through that work's sync_file, on @s's worker (see above); a
+ * failure to export or poll it poisons @s with that errno.
  * Return: 0; -EIO @s is poisoned; -ENOMEM.
  */
 int flex_stream_wait_event(struct flex_stream *s, struct flex_event *ev);
@@ -292,6 +420,26 @@ int flex_event_query(struct flex_event *ev);
  * driver's errors (-EMFILE...).
  */
 int flex_event_export_sync_file(struct flex_event *ev, int *fd);
+
+/**
+ * flex_event_elapsed_ns() - the time between two timing events' work:
+ * when @end's completed minus when @start's completed, in nanoseconds
+ * (cudaEventElapsedTime, in ns). Negative if @end completed first.
+ * @ns:		out.
+ *
+ * The times are the driver's: each record's NOP fence's signal timestamp
+ * (CLOCK_MONOTONIC, read with SYNC_IOC_FILE_INFO), taken when the NOP, and
+ * so everything before it in its stream, completed. A NOP that completed
+ * before its fence could be exported (an idle queue runs it at once) is
+ * stamped at the export, microseconds later. The events may be on
+ * different streams or devices.
+ *
+ * Return: 0; -EINVAL an event created without FLEX_EVENT_TIMING (or a NULL
+ * argument); -ENOENT an event never recorded; -EBUSY one has not completed
+ * yet; the failure's errno when a record's work failed, or its stream
+ * failed before submitting it (-EPIPE). Since: 0.2.
+ */
+int flex_event_elapsed_ns(struct flex_event *start, struct flex_event *end, int64_t *ns);
 
 #ifdef __cplusplus
 }

@@ -36,28 +36,77 @@
 extern "C" {
 #endif
 
-#define FLEX_MAX_DIMS		4
+#define FLEX_MAX_DIMS		8	/* as many as a PyTorch backend passes (Since: 0.2; was 4) */
 #define FLEX_KERNEL_MAX_ARGS	16
 #define FLEX_KERNEL_MAX_AXES	8
 
-/* Element types; the values are the FLEX_DT_* of <linux/flex_isa.h>. */
+/*
+ * enum flex_dtype - element types: every type PyTorch stores in whole
+ * bytes, numbered as c10::ScalarType, so that a PyTorch backend passes
+ * tensor.scalar_type() as it is. (Since: 0.2; 0.1 had int32 = 0 and
+ * int8 = 1 only.)
+ *
+ * libflex needs only the element size (flex_dtype_size()): it checks
+ * shapes, strides and spans, tiles, and moves bytes. What a program
+ * computes on is the device's and the compiler's business (FLEX_DT_* in
+ * <linux/flex_isa.h>, today integer only): a kernel signature names the
+ * dtype each argument must have, and a launch checks the tensors against
+ * it. The quantized and bits types keep their numbers and sizes; the
+ * sub-byte types (uint1 .. uint7, int1 .. int7) have no element size and
+ * are not listed.
+ */
 enum flex_dtype {
-	FLEX_DTYPE_INT32 = 0,
+	FLEX_DTYPE_UINT8 = 0,
 	FLEX_DTYPE_INT8 = 1,
+	FLEX_DTYPE_INT16 = 2,
+	FLEX_DTYPE_INT32 = 3,
+	FLEX_DTYPE_INT64 = 4,
+	FLEX_DTYPE_FLOAT16 = 5,
+	FLEX_DTYPE_FLOAT32 = 6,
+	FLEX_DTYPE_FLOAT64 = 7,
+	FLEX_DTYPE_COMPLEX32 = 8,
+	FLEX_DTYPE_COMPLEX64 = 9,
+	FLEX_DTYPE_COMPLEX128 = 10,
+	FLEX_DTYPE_BOOL = 11,
+	FLEX_DTYPE_QINT8 = 12,
+	FLEX_DTYPE_QUINT8 = 13,
+	FLEX_DTYPE_QINT32 = 14,
+	FLEX_DTYPE_BFLOAT16 = 15,
+	FLEX_DTYPE_QUINT4X2 = 16,
+	FLEX_DTYPE_QUINT2X4 = 17,
+	FLEX_DTYPE_BITS1X8 = 18,
+	FLEX_DTYPE_BITS2X4 = 19,
+	FLEX_DTYPE_BITS4X2 = 20,
+	FLEX_DTYPE_BITS8 = 21,
+	FLEX_DTYPE_BITS16 = 22,
+	FLEX_DTYPE_FLOAT8_E5M2 = 23,
+	FLEX_DTYPE_FLOAT8_E4M3FN = 24,
+	FLEX_DTYPE_FLOAT8_E5M2FNUZ = 25,
+	FLEX_DTYPE_FLOAT8_E4M3FNUZ = 26,
+	FLEX_DTYPE_UINT16 = 27,
+	FLEX_DTYPE_UINT32 = 28,
+	FLEX_DTYPE_UINT64 = 29,
+	FLEX_DTYPE_FLOAT8_E8M0FNU = 44,
+	FLEX_DTYPE_FLOAT4_E2M1FN_X2 = 45,
 };
 
 /**
- * flex_dtype_size() - bytes per element of @dt; 0 for an unknown type.
+ * flex_dtype_size() - bytes per element of @dt; 0 for a value that is not
+ * an enum flex_dtype.
  */
 size_t flex_dtype_size(enum flex_dtype dt);
 
 /**
- * flex_dtype_name() - "int32", "int8", or NULL for an unknown type.
+ * flex_dtype_name() - PyTorch's name without "torch." ("float32",
+ * "bfloat16", "int8", ...), or NULL for an unknown type.
  */
 const char *flex_dtype_name(enum flex_dtype dt);
 
 /**
- * flex_dtype_from_name() - parse "int32" or "int8" into *@out.
+ * flex_dtype_from_name() - parse a name flex_dtype_name() gives, or one of
+ * PyTorch's aliases ("float", "half", "double", "long", "int", "short",
+ * "cfloat", "cdouble", "chalf"), into *@out. A leading "torch." is
+ * accepted. (Since: 0.2 for every name but "int32" and "int8".)
  * Return: 0, or -EINVAL for any other name (NULL included).
  */
 int flex_dtype_from_name(const char *name, enum flex_dtype *out);
@@ -65,11 +114,20 @@ int flex_dtype_from_name(const char *name, enum flex_dtype *out);
 /*
  * struct flex_tensor - what the caller passes to a launch, per argument
  * (the RFC's SpyreTensor, minus layout).
- * @index:	the allocation holding the tensor; its offset 0 is element 0.
- * @dtype:	element type.
+ * @index:	the allocation holding the tensor.
+ * @dtype:	element type; only its size matters to the library.
  * @ndim:	1 .. FLEX_MAX_DIMS.
  * @shape:	elements along each dimension (first @ndim entries).
  * @strides:	in elements, as PyTorch; the innermost must be 1.
+ * @byte_offset: where element 0 is in the allocation, in bytes: 0 for a
+ *		tensor that starts its storage, a view's storage offset times
+ *		the element size for x[1:], narrow(), chunk(), a column
+ *		slice. A multiple of the element size; the launch checks that
+ *		the view (offset + span) lies inside the allocation and adds
+ *		it to the tensor's address. Since: 0.2.
+ *
+ * @byte_offset is last so that positional initializers of 0.1 still
+ * compile (and mean offset 0).
  */
 struct flex_tensor {
 	flex_alloc_index_t index;
@@ -77,6 +135,7 @@ struct flex_tensor {
 	uint32_t ndim;
 	uint64_t shape[FLEX_MAX_DIMS];
 	uint64_t strides[FLEX_MAX_DIMS];
+	uint64_t byte_offset;
 };
 
 /*
@@ -164,9 +223,13 @@ int flex_sig_validate(const struct flex_kernel_sig *sig, char *err, size_t errle
  * sharing that axis must come to the same tile count. Strides: innermost
  * 1, each outer stride at least the extent of the row below it (rows do
  * not overlap), equal to the signature's when it has fixed strides. Every
- * shape x stride x element size product must fit in 64 bits.
+ * shape x stride x element size product must fit in 64 bits. A byte
+ * offset must be a multiple of the element size (whether the view fits
+ * its allocation is the launch's check: this function knows no
+ * allocation).
  *
  * Return: 0; -EINVAL for a bad signature, a count, dtype or ndim mismatch,
+ * a byte offset that is not a multiple of the element size,
  * a shape that is smaller than or not a multiple of the tile or differs
  * along a never-tiled dimension, bad strides, two different tile counts
  * for one axis, a size overflowing 64 bits; -EDOM when a shape differs
@@ -183,7 +246,8 @@ int flex_tiling_plan(const struct flex_kernel_sig *sig, const struct flex_tensor
  *		varying fastest.
  * @tile_idx:	receives the tile index along every axis.
  * @byte_offset: receives, for every argument i, the byte offset of its
- *		tile from its element 0: the sum over its tiled dimensions d
+ *		tile from its element 0 (not counting the tensor's own
+ *		byte_offset, which the launch adds): the sum over its tiled dimensions d
  *		of tile_idx[axis] * strides[d] * tile_shape[d] * elem_size.
  *		(Cannot overflow: flex_tiling_plan() bounded it by the span.)
  * @first_reduction: if not NULL, receives 1 when every reduction axis is
