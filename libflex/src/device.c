@@ -10,12 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <flex/device.h>
 
 #include "log.h"
+
+#define FLEX_SYSFS_CLASS	"/sys/class/flex"
 
 struct flex_device {
 	int fd;
@@ -244,6 +247,68 @@ static int device_release(void *user, const struct flex_region *region)
 	return flex_device_region_release(s->dev, region->region_id);
 }
 
+/* One decimal value from a sysfs file. Return: 0 or -errno. */
+static int sysfs_u64(const char *dir, const char *attr, uint64_t *out)
+{
+	char path[256], buf[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, attr);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -EIO;
+	buf[n] = '\0';
+	*out = strtoull(buf, NULL, 10);
+	return 0;
+}
+
+/* The function's sysfs directory (Documentation/ABI/testing/sysfs-class-flex). */
+static void sysfs_dir(const struct flex_query *q, char *buf, size_t len)
+{
+	if (q->mode == FLEX_MODE_VF)
+		snprintf(buf, len, FLEX_SYSFS_CLASS "/flex%uvf%u", q->device_index, q->vf_index);
+	else
+		snprintf(buf, len, FLEX_SYSFS_CLASS "/flex%u", q->device_index);
+}
+
+/*
+ * FLEX_IOCTL_QUERY's one snapshot of the device's memory, within the
+ * function's quota_capacity (sysfs, read right after, with what the
+ * function's regions hold: memory_used) when the admin set one below the
+ * capacity.
+ */
+static int device_info(void *user, struct flex_region_source_info *out)
+{
+	struct device_source *s = user;
+	uint64_t quota, used;
+	struct flex_query q;
+	char dir[96];
+	int err;
+
+	err = flex_device_query(s->dev, &q);
+	if (err)
+		return err;
+	out->capacity = q.capacity;
+	out->free = q.free;
+	out->largest_free = q.largest_free;
+	out->region_align = q.region_align;
+	out->table_used = q.table_used;
+	sysfs_dir(&q, dir, sizeof(dir));
+	if (!sysfs_u64(dir, "quota_capacity", &quota) && quota < q.capacity &&
+	    !sysfs_u64(dir, "memory_used", &used)) {
+		out->capacity = quota;
+		used = used < quota ? quota - used : 0;
+		if (used < out->free)
+			out->free = used;
+	}
+	return 0;
+}
+
 static void device_destroy(void *user)
 {
 	struct device_source *s = user;
@@ -259,6 +324,7 @@ FLEX_EXPORT int flex_region_source_from_device(struct flex_device *dev,
 		.acquire = device_acquire,
 		.release = device_release,
 		.destroy = device_destroy,
+		.info = device_info,
 	};
 	struct device_source *s;
 	struct flex_query q;

@@ -65,6 +65,13 @@ static int rec_release(void *user, const struct flex_region *region)
 	return flex_region_source_release(rec->inner, region);
 }
 
+static int rec_info(void *user, struct flex_region_source_info *out)
+{
+	struct recording_source *rec = user;
+
+	return flex_region_source_get_info(rec->inner, out);
+}
+
 static void rec_destroy(void *user)
 {
 	struct recording_source *rec = user;
@@ -73,20 +80,31 @@ static void rec_destroy(void *user)
 	rec->inner = NULL;
 }
 
-struct flex_region_source *recording_source_new(struct recording_source *rec, uint64_t capacity,
-						unsigned int table, unsigned int advertised)
+struct flex_region_source *recording_source_wrap(struct recording_source *rec,
+						 struct flex_region_source *inner,
+						 unsigned int advertised)
 {
 	static const struct flex_region_source_ops ops = {
 		.acquire = rec_acquire,
 		.release = rec_release,
 		.destroy = rec_destroy,
+		.info = rec_info,
 	};
 	struct flex_region_source *src;
 
 	memset(rec, 0, sizeof(*rec));
-	ck_assert_int_eq(flex_region_source_new_memory(capacity, table, &rec->inner), 0);
+	rec->inner = inner;
 	ck_assert_int_eq(flex_region_source_new(&ops, rec, advertised, &src), 0);
 	return src;
+}
+
+struct flex_region_source *recording_source_new(struct recording_source *rec, uint64_t capacity,
+						unsigned int table, unsigned int advertised)
+{
+	struct flex_region_source *inner;
+
+	ck_assert_int_eq(flex_region_source_new_memory(capacity, table, &inner), 0);
+	return recording_source_wrap(rec, inner, advertised);
 }
 
 static void log_discard(void *user, int priority, const char *msg)

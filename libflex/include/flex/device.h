@@ -89,7 +89,12 @@ int flex_device_region_mmap(struct flex_device *dev, uint64_t region_id, int pro
  * Sizes asked are rounded up to flex_query.region_align. Region ids are the
  * driver's: the physical address on a PF, the lookup-table index on a VF.
  * Its table_entries is flex_query.table_entries, so an allocator on it
- * never holds more regions than the function's lookup table has.
+ * never holds more regions than the function's lookup table has. Its info
+ * (flex_region_source_get_info(), Since: 0.2) is one FLEX_IOCTL_QUERY
+ * (capacity, free, largest free range, region_align, table in use), within
+ * the function's quota_capacity when the admin set it below the capacity
+ * (then capacity is the quota and free at most the quota less the
+ * function's memory_used; both read from sysfs just after the query).
  *
  * Return: 0, the errors of flex_device_query(), -ENOMEM.
  */
