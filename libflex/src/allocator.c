@@ -15,12 +15,9 @@
 FLEX_EXPORT void flex_alloc_config_init(struct flex_alloc_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->region_strategy = FLEX_ALLOC_LOAD_BALANCING;
+	cfg->region_strategy = FLEX_ALLOC_REGION_AUTO;
 	cfg->block_strategy = FLEX_ALLOC_FIRST_FIT;
-	cfg->num_fallback_sizes = 3;
-	cfg->fallback_sizes[0] = 12 * GiB;
-	cfg->fallback_sizes[1] = 8 * GiB;
-	cfg->fallback_sizes[2] = 4 * GiB;
+	cfg->num_fallback_sizes = 0;	/* scaled to the source */
 	cfg->max_regions = FLEX_ALLOC_DEFAULT_MAX_REGIONS;
 }
 
@@ -41,15 +38,68 @@ FLEX_EXPORT uint64_t flex_alloc_round_size(uint64_t size)
 /* ---- regions ---- */
 
 /*
- * Acquire one region, trying each fallback size in turn (the RFC's
- * allocateNewRegion). Locks the region set when max_regions is reached or
- * every size failed. Called with grow_lock held.
- * Return: 0; -ENOSPC locked; -ENOMEM no size could be had, or host memory.
+ * The sizes to try for a region that must hold @need bytes (0: any), in
+ * order: each fallback size that holds it and, with scaled sizes, is not
+ * above what the allocator holds already (at least the first size);
+ * failing that, the smallest fallback size that holds it; if none does, a
+ * region of @need itself (rounded up to the source's alignment); and when
+ * @need is above the smallest fallback size, that too once the larger ones
+ * failed, so a request is never refused for want of a size the device
+ * could give. A size that cannot hold @need is never tried. *@oversize
+ * says whether no fallback size holds @need. Called with grow_lock held.
+ * Return: how many sizes.
  */
-static int acquire_region(struct flex_alloc *a)
+static unsigned int region_sizes(const struct flex_alloc *a, uint64_t need, uint64_t *out,
+				 bool *oversize)
 {
-	unsigned int n = atomic_load(&a->num_regions);
+	uint64_t smallest = UINT64_MAX, tried = UINT64_MAX, above = UINT64_MAX, limit = UINT64_MAX;
+	uint64_t exact;
+	unsigned int n = 0;
+
+	if (a->grow)
+		limit = a->reserved_bytes > a->first_size ? a->reserved_bytes : a->first_size;
+	for (unsigned int k = 0; k < a->num_fallback_sizes; k++) {
+		uint64_t size = a->fallback_sizes[k];
+
+		if (size < smallest)
+			smallest = size;
+		if (size < need)
+			continue;
+		if (size > limit) {
+			if (size < above)
+				above = size;
+			continue;
+		}
+		out[n++] = size;
+		if (size < tried)
+			tried = size;
+	}
+	if (!n && above != UINT64_MAX)
+		out[n++] = tried = above;
+	*oversize = !n;
+	exact = (need + a->align - 1) / a->align * a->align;
+	if (need > smallest && exact < tried)
+		out[n++] = exact;
+	return n;
+}
+
+/*
+ * Acquire one region that holds @need bytes (0: any size), trying the
+ * sizes region_sizes() gives in turn (the RFC's allocateNewRegion). The
+ * region set is locked for good only when max_regions is reached or the
+ * source's table is full (-ENOSPC from it); a source out of memory is a
+ * passing state (another tenant may free some), remembered in
+ * acquire_failed so that LoadBalancing stops acquiring before every
+ * allocation until an acquisition succeeds again. Called with grow_lock
+ * held. Return: 0; -ENOSPC no region (locked, or none of the sizes could
+ * be had); -ENOMEM host memory.
+ */
+static int acquire_region(struct flex_alloc *a, uint64_t need)
+{
+	uint64_t sizes[FLEX_ALLOC_MAX_FALLBACK_SIZES + 1];
+	unsigned int n = atomic_load(&a->num_regions), nsizes;
 	struct region *r = NULL;
+	bool oversize;
 	int err = -ENOMEM;
 	char h[32];
 
@@ -64,16 +114,20 @@ static int acquire_region(struct flex_alloc *a)
 		if (!region_present(&a->regions[i]))
 			r = &a->regions[i];
 
-	for (unsigned int k = 0; k < a->num_fallback_sizes; k++) {
-		uint64_t size = a->fallback_sizes[k];
+	nsizes = region_sizes(a, need, sizes, &oversize);
+	for (unsigned int k = 0; k < nsizes; k++) {
+		uint64_t size = sizes[k];
 		struct flex_region reg;
 
 		err = flex_region_source_acquire(a->src, size, &reg);
-		alloc_debug(a, "acquire region of %s (fallback %u of %u): %s",
-			    human_bytes(h, sizeof(h), size), k + 1, a->num_fallback_sizes,
-			    err ? strerror(-err) : "ok");
-		if (err == -ENOSPC)
-			break;
+		alloc_debug(a, "acquire region of %s (size %u of %u for %llu bytes): %s",
+			    human_bytes(h, sizeof(h), size), k + 1, nsizes,
+			    (unsigned long long)need, err ? strerror(-err) : "ok");
+		if (err == -ENOSPC) {
+			atomic_store(&a->regions_locked, true);
+			alloc_debug(a, "regions locked: the source's lookup table is full");
+			return -ENOSPC;
+		}
 		if (err)
 			continue;
 
@@ -93,6 +147,7 @@ static int acquire_region(struct flex_alloc *a)
 		if (a->reserved_bytes > a->peak_reserved_bytes)
 			a->peak_reserved_bytes = a->reserved_bytes;
 		a->num_region_acquires++;
+		atomic_store(&a->acquire_failed, false);
 		alloc_debug(a, "region %u: id 0x%llx, %llu bytes (%s); %u of %u regions",
 			    r->slot, (unsigned long long)reg.region_id,
 			    (unsigned long long)r->size, human_bytes(h, sizeof(h), r->size),
@@ -103,18 +158,20 @@ static int acquire_region(struct flex_alloc *a)
 		}
 		return 0;
 	}
-	atomic_store(&a->regions_locked, true);
-	alloc_debug(a, "regions locked: no fallback size could be acquired (%s)",
-		    strerror(-err));
-	return err == -ENOSPC ? -ENOSPC : -ENOMEM;
+	/* A request above the fallback sizes failing says nothing of the usual ones. */
+	if (!oversize)
+		atomic_store(&a->acquire_failed, true);
+	alloc_debug(a, "no region for %llu bytes could be acquired (%s); not locked, tried again when an allocation needs one",
+		    (unsigned long long)need, strerror(-err));
+	return -ENOSPC;
 }
 
-static int acquire_region_locked(struct flex_alloc *a)
+static int acquire_region_locked(struct flex_alloc *a, uint64_t need)
 {
 	int err;
 
 	pthread_mutex_lock(&a->grow_lock);
-	err = acquire_region(a);
+	err = acquire_region(a, need);
 	pthread_mutex_unlock(&a->grow_lock);
 	return err;
 }
@@ -145,6 +202,7 @@ static void release_if_empty(struct flex_alloc *a, struct region *r)
 	a->num_region_releases++;
 	/* Room in the table and in the source again. */
 	atomic_store(&a->regions_locked, false);
+	atomic_store(&a->acquire_failed, false);
 	pthread_mutex_unlock(&a->grow_lock);
 	if (err)
 		alloc_log(a, FLEX_LOG_ERR, "flex_alloc: releasing region id 0x%llx: %s",
@@ -449,27 +507,39 @@ try_regions(struct flex_alloc *a, uint32_t g, uint64_t size, enum flex_alloc_kin
 	}
 }
 
-/* One allocation attempt with the region strategy's acquisition rule. */
+/*
+ * One allocation attempt with the region strategy's acquisition rule.
+ * Return: 0; -ENOSPC nothing fits and no region could be had; -ENOMEM
+ * host memory.
+ */
 static int attempt(struct flex_alloc *a, uint32_t g, uint64_t size, enum flex_alloc_kind kind,
 		   flex_alloc_index_t *out)
 {
+	uint64_t need = gran_to_bytes(g);
+	bool acquired = false;
 	int err;
 
-	/* LoadBalancing: a new region first, while the set is not locked. */
+	/*
+	 * LoadBalancing: a new region first, while the set is not locked and
+	 * the source had memory the last time.
+	 */
 	if (a->region_strategy == FLEX_ALLOC_LOAD_BALANCING &&
-	    !atomic_load_explicit(&a->regions_locked, memory_order_relaxed)) {
-		err = acquire_region_locked(a);
-		if (err == -ENOMEM && !atomic_load(&a->regions_locked))
+	    !atomic_load_explicit(&a->regions_locked, memory_order_relaxed) &&
+	    !atomic_load_explicit(&a->acquire_failed, memory_order_relaxed)) {
+		err = acquire_region_locked(a, need);
+		if (err == -ENOMEM)
 			return err;	/* host memory */
+		acquired = true;
 	}
 	err = try_regions(a, g, size, kind, out);
-	/* FillFirst: a new region only when no region has room. */
-	if (err == -ENOSPC && a->region_strategy == FLEX_ALLOC_FILL_FIRST &&
-	    !atomic_load(&a->regions_locked)) {
-		err = acquire_region_locked(a);
-		if (err == -ENOMEM && !atomic_load(&a->regions_locked))
-			return err;
-		err = try_regions(a, g, size, kind, out);
+	/*
+	 * FillFirst, or LoadBalancing after a failed acquisition: a new region
+	 * only when no region has room.
+	 */
+	if (err == -ENOSPC && !acquired && !atomic_load(&a->regions_locked)) {
+		err = acquire_region_locked(a, need);
+		if (!err)
+			err = try_regions(a, g, size, kind, out);
 	}
 	return err;
 }
@@ -689,20 +759,55 @@ FLEX_EXPORT void flex_alloc_set_pressure_callback(struct flex_alloc *a, flex_all
 
 /* ---- lifetime ---- */
 
+#define SCALED_SIZES	8	/* fallback sizes scaled to the source: 1/4 .. 1/512 */
+
+/*
+ * Default region sizes for a source of @capacity bytes (allocator.h): a
+ * quarter of it, halving down to 1/512, in multiples of the source's
+ * alignment; the first region 1/64 of it. A source that cannot say its
+ * capacity gets the RFC's 12, 8 and 4 GiB.
+ */
+static void scale_sizes(struct flex_alloc *a, uint64_t capacity)
+{
+	unsigned int n = 0;
+
+	if (!capacity) {
+		static const uint64_t rfc[] = { 12 * GiB, 8 * GiB, 4 * GiB };
+
+		memcpy(a->fallback_sizes, rfc, sizeof(rfc));
+		a->num_fallback_sizes = 3;
+		return;
+	}
+	for (unsigned int k = 0; k < SCALED_SIZES; k++) {
+		uint64_t size = (capacity / 4 >> k) / a->align * a->align;
+
+		if (!size || (n && size == a->fallback_sizes[n - 1]))
+			break;
+		a->fallback_sizes[n++] = size;
+	}
+	if (!n)
+		a->fallback_sizes[n++] = a->align;	/* a source smaller than 4 alignments */
+	a->num_fallback_sizes = n;
+	a->first_size = capacity / 64 / a->align * a->align;
+	if (a->first_size < a->fallback_sizes[n - 1])
+		a->first_size = a->fallback_sizes[n - 1];
+	a->grow = true;
+}
+
 static int check_config(const struct flex_alloc_config *cfg, unsigned int table)
 {
 	const unsigned int known = FLEX_ALLOC_F_RELEASE_EMPTY | FLEX_ALLOC_F_GLOBAL_LOCK |
 				   FLEX_ALLOC_F_DEBUG;
 	unsigned int max;
 
-	if ((unsigned int)cfg->region_strategy > FLEX_ALLOC_FILL_FIRST)
+	if ((unsigned int)cfg->region_strategy > FLEX_ALLOC_REGION_AUTO)
 		return error_set(-EINVAL, "flex_alloc_new: unknown region strategy %d",
 				 (int)cfg->region_strategy);
 	if ((unsigned int)cfg->block_strategy > FLEX_ALLOC_BEST_FIT)
 		return error_set(-EINVAL, "flex_alloc_new: unknown block strategy %d",
 				 (int)cfg->block_strategy);
-	if (!cfg->num_fallback_sizes || cfg->num_fallback_sizes > FLEX_ALLOC_MAX_FALLBACK_SIZES)
-		return error_set(-EINVAL, "flex_alloc_new: %u fallback sizes, need 1 to %u",
+	if (cfg->num_fallback_sizes > FLEX_ALLOC_MAX_FALLBACK_SIZES)
+		return error_set(-EINVAL, "flex_alloc_new: %u fallback sizes, at most %u (0: scaled to the source)",
 				 cfg->num_fallback_sizes, FLEX_ALLOC_MAX_FALLBACK_SIZES);
 	for (unsigned int k = 0; k < cfg->num_fallback_sizes; k++)
 		if (!cfg->fallback_sizes[k] || cfg->fallback_sizes[k] % FLEX_ALLOC_ALIGN)
@@ -744,6 +849,7 @@ static bool env_on(const char *name)
 FLEX_EXPORT int flex_alloc_new(struct flex_region_source *src, const struct flex_alloc_config *cfg,
 			       struct flex_alloc **out)
 {
+	struct flex_region_source_info info;
 	struct flex_alloc_config defaults;
 	unsigned int table;
 	struct flex_alloc *a;
@@ -760,6 +866,7 @@ FLEX_EXPORT int flex_alloc_new(struct flex_region_source *src, const struct flex
 	err = check_config(cfg, table);
 	if (err)
 		return err;
+	flex_region_source_get_info(src, &info);	/* what it cannot tell stays 0 */
 
 	a = calloc(1, sizeof(*a));
 	if (!a)
@@ -777,9 +884,17 @@ FLEX_EXPORT int flex_alloc_new(struct flex_region_source *src, const struct flex
 	}
 	a->src = flex_region_source_ref(src);
 	a->region_strategy = cfg->region_strategy;
+	if (a->region_strategy == FLEX_ALLOC_REGION_AUTO)
+		a->region_strategy = table && table <= FLEX_ALLOC_SCARCE_TABLE ?
+				     FLEX_ALLOC_FILL_FIRST : FLEX_ALLOC_LOAD_BALANCING;
 	a->block_strategy = cfg->block_strategy;
+	a->align = info.region_align > FLEX_ALLOC_ALIGN ? info.region_align : FLEX_ALLOC_ALIGN;
 	a->num_fallback_sizes = cfg->num_fallback_sizes;
 	memcpy(a->fallback_sizes, cfg->fallback_sizes, sizeof(a->fallback_sizes));
+	if (!a->num_fallback_sizes)
+		scale_sizes(a, info.capacity);
+	if (cfg->fixed_regions)
+		a->grow = false;	/* fixed regions: the largest size that can be had */
 	a->flags = cfg->flags;
 	a->debug = (cfg->flags & FLEX_ALLOC_F_DEBUG) || env_on("FLEX_ALLOC_DEBUG");
 	a->log_fn = cfg->log_fn;
@@ -795,30 +910,47 @@ FLEX_EXPORT int flex_alloc_new(struct flex_region_source *src, const struct flex
 			     (cfg->flags & FLEX_ALLOC_F_GLOBAL_LOCK) ? &a->global_lock : NULL,
 			     cfg->block_strategy == FLEX_ALLOC_BEST_FIT);
 
-	alloc_debug(a, "new allocator: %s, %s, max_regions %u%s, %u fixed regions",
-		    cfg->region_strategy == FLEX_ALLOC_FILL_FIRST ? "fill-first" : "load-balancing",
-		    cfg->block_strategy == FLEX_ALLOC_BEST_FIT ? "best-fit" : "first-fit",
-		    a->max_regions, table ? " (capped by the source's table)" : "",
-		    cfg->fixed_regions);
+	if (a->debug) {
+		char h1[32], h2[32], h3[32], h4[32];
+
+		alloc_debug(a, "new allocator: %s%s, %s, max_regions %u%s, %u fixed regions",
+			    a->region_strategy == FLEX_ALLOC_FILL_FIRST ? "fill-first" : "load-balancing",
+			    cfg->region_strategy == FLEX_ALLOC_REGION_AUTO ?
+			    (table && table <= FLEX_ALLOC_SCARCE_TABLE ? " (auto: scarce table)" :
+			     " (auto)") : "",
+			    cfg->block_strategy == FLEX_ALLOC_BEST_FIT ? "best-fit" : "first-fit",
+			    a->max_regions, table ? " (capped by the source's table)" : "",
+			    cfg->fixed_regions);
+		alloc_debug(a, "region sizes %s down to %s in %u steps%s%s%s%s%s",
+			    human_bytes(h1, sizeof(h1), a->fallback_sizes[0]),
+			    human_bytes(h2, sizeof(h2), a->fallback_sizes[a->num_fallback_sizes - 1]),
+			    a->num_fallback_sizes, cfg->num_fallback_sizes ? ", configured" : "",
+			    a->grow ? ", scaled to " : "",
+			    a->grow ? human_bytes(h3, sizeof(h3), info.capacity) : "",
+			    a->grow ? ", the first " : "",
+			    a->grow ? human_bytes(h4, sizeof(h4), a->first_size) : "");
+	}
 
 	if (cfg->fixed_regions) {
 		unsigned int got = 0;
 
 		pthread_mutex_lock(&a->grow_lock);
-		while (got < cfg->fixed_regions && acquire_region(a) == 0)
+		while (got < cfg->fixed_regions && acquire_region(a, 0) == 0)
 			got++;
 		atomic_store(&a->regions_locked, true);
 		pthread_mutex_unlock(&a->grow_lock);
 		alloc_debug(a, "regions locked: %u of %u fixed regions acquired up front",
 			    got, cfg->fixed_regions);
 		if (!got) {
+			unsigned int nsizes = a->num_fallback_sizes;
+			uint64_t first = a->fallback_sizes[0];
+
 			free(a->report_path);
 			a->report_path = NULL;	/* nothing to report */
 			flex_alloc_destroy(a);
 			return error_set(-ENOMEM,
 					 "flex_alloc_new: none of %u fixed regions could be acquired (sizes tried: %u fallback sizes from %llu bytes)",
-					 cfg->fixed_regions, cfg->num_fallback_sizes,
-					 (unsigned long long)cfg->fallback_sizes[0]);
+					 cfg->fixed_regions, nsizes, (unsigned long long)first);
 		}
 	}
 	*out = a;

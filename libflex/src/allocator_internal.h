@@ -52,6 +52,9 @@ struct flex_alloc {
 	enum flex_alloc_block_strategy block_strategy;
 	unsigned int num_fallback_sizes;
 	uint64_t fallback_sizes[FLEX_ALLOC_MAX_FALLBACK_SIZES];
+	uint64_t align;			/* a region sized to a request: a multiple of this */
+	bool grow;			/* scaled sizes: a region at most what is held */
+	uint64_t first_size;		/* ... or this much, with grow */
 	unsigned int max_regions;	/* effective: config, table, limit */
 	unsigned int flags;
 	bool debug;
@@ -66,7 +69,8 @@ struct flex_alloc {
 	flex_alloc_pressure_fn pressure_fn;
 	void *pressure_user;
 
-	_Atomic bool regions_locked;
+	_Atomic bool regions_locked;	/* for good: max_regions, or the table is full */
+	_Atomic bool acquire_failed;	/* the last acquisition found no memory */
 	_Atomic unsigned int num_regions;
 	_Atomic uint64_t peak_allocated_bytes;
 	_Atomic uint64_t num_failed_allocs;

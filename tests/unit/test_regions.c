@@ -63,28 +63,30 @@ START_TEST(defaults)
 	struct flex_alloc_config cfg;
 
 	flex_alloc_config_init(&cfg);
-	ck_assert_int_eq(cfg.region_strategy, FLEX_ALLOC_LOAD_BALANCING);
+	/* Chosen from the source at flex_alloc_new() (tests/unit/test_sharing.c). */
+	ck_assert_int_eq(cfg.region_strategy, FLEX_ALLOC_REGION_AUTO);
 	ck_assert_int_eq(cfg.block_strategy, FLEX_ALLOC_FIRST_FIT);
-	ck_assert_uint_eq(cfg.num_fallback_sizes, 3);
-	ck_assert_uint_eq(cfg.fallback_sizes[0], 12 * GiB);
-	ck_assert_uint_eq(cfg.fallback_sizes[1], 8 * GiB);
-	ck_assert_uint_eq(cfg.fallback_sizes[2], 4 * GiB);
+	ck_assert_uint_eq(cfg.num_fallback_sizes, 0);
 	ck_assert_uint_eq(cfg.max_regions, 12);
 	ck_assert_uint_eq(cfg.fixed_regions, 0);
 	ck_assert_uint_eq(cfg.flags, 0);
 }
 END_TEST
 
-START_TEST(default_fallback_sequence)
+START_TEST(rfc_fallback_sequence)
 {
 	static const uint64_t sizes[] = { 12 * GiB, 12 * GiB, 8 * GiB, 12 * GiB, 8 * GiB, 4 * GiB };
 	static const int results[] = { 0, -ENOMEM, 0, -ENOMEM, -ENOMEM, -ENOMEM };
 	struct recording_source rec;
 	struct flex_region_source *src = recording_source_new(&rec, 20 * GiB, 0, 0);
-	struct flex_alloc *a = new_allocator_on(src, NULL, NULL);
+	struct flex_alloc_config cfg;
+	struct flex_alloc *a;
 	flex_alloc_index_t x[4];
 
-	/* LoadBalancing acquires before every allocation until locked. */
+	config_fallbacks(&cfg, (const uint64_t[]){ 12 * GiB, 8 * GiB, 4 * GiB }, 3);
+	cfg.region_strategy = FLEX_ALLOC_LOAD_BALANCING;
+	a = new_allocator_on(src, &cfg, NULL);
+	/* LoadBalancing acquires before every allocation while the source has memory. */
 	x[0] = must_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR);
 	expect_attempts("1st allocation", &rec, sizes, results, 1);
 	x[1] = must_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR);
@@ -92,9 +94,9 @@ START_TEST(default_fallback_sequence)
 	expect_locked("after two regions", a, 0, 2);
 	x[2] = must_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR);
 	expect_attempts("3rd allocation: every size fails", &rec, sizes, results, 6);
-	expect_locked("all fallback sizes failed", a, 1, 2);
+	expect_locked("all fallback sizes failed: out of memory is not a lock", a, 0, 2);
 	x[3] = must_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR);
-	expect_attempts("4th allocation: locked, no attempt", &rec, sizes, results, 6);
+	expect_attempts("4th allocation fits: no attempt after the failure", &rec, sizes, results, 6);
 	/* Most free first: the 12 GiB region keeps winning over the 8 GiB one. */
 	for (int i = 0; i < 4; i++)
 		expect_region("load balancing by free bytes", a, x[i], 0);
@@ -118,7 +120,7 @@ START_TEST(configured_fallback_sizes)
 	for (int i = 0; i < 3; i++)
 		must_alloc(a, 4 * KiB, FLEX_ALLOC_TENSOR);
 	expect_attempts("3, 2, 1 MiB on a 4 MiB device", &rec, sizes, results, 7);
-	expect_locked("device exhausted", a, 1, 2);
+	expect_locked("device exhausted: not locked", a, 0, 2);
 	check_invariants(a, "configured fallback sizes");
 	flex_alloc_destroy(a);
 	flex_region_source_unref(src);
@@ -167,6 +169,7 @@ START_TEST(table_caps_max_regions)
 	struct flex_alloc *a;
 
 	config_one_size(&cfg, 1 * MiB, 12);
+	cfg.region_strategy = FLEX_ALLOC_LOAD_BALANCING;
 	a = new_allocator_on(src, &cfg, NULL);
 	flex_alloc_get_stats(a, &st);
 	ck_assert_msg(st.max_regions == 2, "max_regions 12 on a 2-entry table: expected 2, got %u",
@@ -495,7 +498,7 @@ int main(void)
 	TCase *tc = tcase_create("acquisition");
 
 	tcase_add_test(tc, defaults);
-	tcase_add_test(tc, default_fallback_sequence);
+	tcase_add_test(tc, rfc_fallback_sequence);
 	tcase_add_test(tc, configured_fallback_sizes);
 	tcase_add_test(tc, max_regions_locks);
 	tcase_add_test(tc, table_caps_max_regions);

@@ -36,17 +36,19 @@ START_TEST(stats_follow_operations)
 	ck_assert_int_eq(flex_alloc_alloc(a, 3 * MiB, FLEX_ALLOC_TENSOR, &f), -ENOMEM);
 	must_free(a, y);
 	ck_assert_int_eq(flex_alloc_free(a, y), -ENOENT);
+	/* 900 KiB does not fit region 0: FillFirst acquires the second. */
+	must_free(a, must_alloc(a, 900 * KiB, FLEX_ALLOC_TENSOR));
 
 	flex_alloc_get_stats(a, &st);
 	ck_assert_uint_eq(st.allocated_bytes, 1024 + 200 * KiB);
-	ck_assert_uint_eq(st.peak_allocated_bytes, 1024 + 500 * KiB);
+	ck_assert_uint_eq(st.peak_allocated_bytes, 1024 + 1100 * KiB);
 	ck_assert_uint_eq(st.requested_bytes, 1000 + 200 * KiB);
-	/* The failed 3 MiB allocation made FillFirst acquire the second region. */
+	/* The failed 3 MiB allocation acquired nothing (no region could hold it). */
 	ck_assert_uint_eq(st.reserved_bytes, 2 * MiB);
 	ck_assert_uint_eq(st.peak_reserved_bytes, 2 * MiB);
 	ck_assert_uint_eq(st.free_bytes, 2 * MiB - 1024 - 200 * KiB);
-	ck_assert_uint_eq(st.num_allocs, 3);
-	ck_assert_uint_eq(st.num_frees, 1);
+	ck_assert_uint_eq(st.num_allocs, 4);
+	ck_assert_uint_eq(st.num_frees, 2);
 	ck_assert_uint_eq(st.num_failed_allocs, 1);
 	ck_assert_uint_eq(st.num_bad_frees, 1);
 	ck_assert_uint_eq(st.num_live_blocks, 2);
@@ -74,6 +76,7 @@ START_TEST(stats_follow_operations)
 		      rs.fragmentation);
 	ck_assert_int_eq(flex_alloc_get_region_stats(a, 1, &rs), 0);
 	ck_assert_uint_eq(rs.allocated_bytes, 0);
+	ck_assert_uint_eq(rs.num_allocs, 1);
 	ck_assert_int_eq(flex_alloc_get_region_stats(a, 2, &rs), -ENOENT);
 	check_invariants(a, "stats");
 	flex_alloc_destroy(a);
@@ -287,9 +290,10 @@ START_TEST(no_report_by_default)
 END_TEST
 
 /*
- * On a 16 GiB device with the defaults: allocate and free (merging with
- * the free rest of the region), then two allocations that acquire 4 GiB
- * and find nothing more, and one that cannot fit.
+ * On a 16 GiB device with the defaults (LoadBalancing without a table,
+ * regions scaled from 256 MiB): allocate and free (merging with the free
+ * rest of the region), two allocations that acquire 256 MiB and 512 MiB,
+ * and one larger than the device.
  */
 static void debug_workload(struct flex_alloc *a)
 {
@@ -304,13 +308,16 @@ static void debug_workload(struct flex_alloc *a)
 static void check_debug_log(const char *how, const struct log_capture *log)
 {
 	static const char *const want[] = {
-		"flex_alloc: acquire region of 12.0 GiB (fallback 1 of 3): ok",
-		"flex_alloc: region 0: id 0x0, 12884901888 bytes",
+		"flex_alloc: new allocator: load-balancing (auto), first-fit, max_regions 12, 0 fixed regions",
+		"flex_alloc: region sizes 4.0 GiB down to 32.0 MiB in 8 steps, scaled to 16.0 GiB, the first 256.0 MiB",
+		"flex_alloc: acquire region of 256.0 MiB (size 1 of 4 for 4096 bytes): ok",
+		"flex_alloc: region 0: id 0x0, 268435456 bytes",
 		"flex_alloc: alloc 4096 bytes (block 4096) for a tensor: index 0x",
 		"flex_alloc: free index 0x",
 		"flex_alloc: coalesce in region 0x0: with next -> free block at 0x0",
-		"flex_alloc: acquire region of 4.0 GiB (fallback 3 of 3): Cannot allocate memory",
-		"flex_alloc: regions locked: no fallback size could be acquired",
+		"flex_alloc: acquire region of 512.0 MiB (size 1 of 5 for 4096 bytes): ok",
+		"flex_alloc: acquire region of 32.0 GiB (size 1 of 1 for 34359738368 bytes): Argument list too long",
+		"flex_alloc: no region for 34359738368 bytes could be acquired (Argument list too long); not locked",
 		"flex_alloc: out of device memory: asked 34359738368 bytes",
 	};
 
@@ -375,10 +382,19 @@ struct bad_config {
 
 static void bad_region_strategy(struct flex_alloc_config *c) { c->region_strategy = 5; }
 static void bad_block_strategy(struct flex_alloc_config *c) { c->block_strategy = 5; }
-static void no_fallbacks(struct flex_alloc_config *c) { c->num_fallback_sizes = 0; }
 static void many_fallbacks(struct flex_alloc_config *c) { c->num_fallback_sizes = 17; }
-static void zero_fallback(struct flex_alloc_config *c) { c->fallback_sizes[1] = 0; }
-static void unaligned_fallback(struct flex_alloc_config *c) { c->fallback_sizes[2] = 4 * GiB + 64; }
+static void zero_fallback(struct flex_alloc_config *c)
+{
+	c->num_fallback_sizes = 3;
+	c->fallback_sizes[0] = c->fallback_sizes[2] = 4 * GiB;
+	c->fallback_sizes[1] = 0;
+}
+static void unaligned_fallback(struct flex_alloc_config *c)
+{
+	c->num_fallback_sizes = 3;
+	c->fallback_sizes[0] = c->fallback_sizes[1] = 4 * GiB;
+	c->fallback_sizes[2] = 4 * GiB + 64;
+}
 static void zero_max(struct flex_alloc_config *c) { c->max_regions = 0; }
 static void huge_max(struct flex_alloc_config *c) { c->max_regions = 65; }
 static void unknown_flag(struct flex_alloc_config *c) { c->flags = 1U << 9; }
@@ -394,7 +410,6 @@ START_TEST(bad_configs_refused)
 	static const struct bad_config cases[] = {
 		{ "unknown region strategy", bad_region_strategy, "unknown region strategy 5" },
 		{ "unknown block strategy", bad_block_strategy, "unknown block strategy 5" },
-		{ "no fallback sizes", no_fallbacks, "0 fallback sizes" },
 		{ "17 fallback sizes", many_fallbacks, "17 fallback sizes" },
 		{ "zero fallback size", zero_fallback, "fallback size 1 (0)" },
 		{ "unaligned fallback size", unaligned_fallback, "fallback size 2 (4294967360)" },

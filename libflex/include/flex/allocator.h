@@ -14,17 +14,38 @@
  *  - Sizes are rounded up to a multiple of 128 bytes; 0 counts as 128.
  *  - A free block is split on allocation; a freed block is merged with
  *    both neighbours, so no two free blocks are ever adjacent.
- *  - Regions are acquired lazily, trying each fallback size in turn
- *    (default 12, 8, 4 GiB), until max_regions is reached (default 12,
- *    never more than the source's lookup table) or every size fails: then
- *    the region set is locked for good. Alternatively (fixed_regions) a
- *    fixed set is acquired up front and the set is locked at once.
- *  - Region strategy LOAD_BALANCING (default): while the set is not
- *    locked, every allocation first acquires a new region; then regions are
- *    tried from the most free bytes to the least. FILL_FIRST: regions whose
- *    largest free block fits are tried from the least free bytes to the
- *    most; a new region is acquired only when none fits. Ties go to the
- *    region acquired first.
+ *  - Regions are acquired lazily, trying each fallback size that can hold
+ *    the request in turn; a request larger than every fallback size gets a
+ *    region of its own size (rounded up to the source's alignment), and one
+ *    between fallback sizes tries its own size after the larger ones. A
+ *    region that cannot hold the request is never acquired for it.
+ *  - Default sizes (Since: 0.2) are scaled to the memory behind the source
+ *    (flex_region_source_get_info(): the device's capacity, or the
+ *    function's quota when lower), C: fallback sizes C/4, C/8, ... down to
+ *    C/512, and while the allocator grows, a new region is no larger than
+ *    what it holds already, and at least C/64 (the first region). So a
+ *    small workload reserves C/64, reserved memory at most doubles per
+ *    region, and 8 regions (a VF's lookup table) reach all of C: on a
+ *    128 GiB device, regions of 2, 2, 4, 8, 16, 32, 32, 32 GiB. A source
+ *    that cannot tell its capacity gets the RFC's 12, 8, 4 GiB.
+ *  - The region set is locked for good when max_regions is reached
+ *    (default 12, never more than the source's lookup table) or the
+ *    source's table is full (-ENOSPC from it). A source out of memory
+ *    (every size failed with -ENOMEM, -EDQUOT, -E2BIG) is not a lock:
+ *    another tenant may free memory, so the next allocation that finds no
+ *    room tries again. Giving a region back unlocks. Alternatively
+ *    (fixed_regions) a fixed set is acquired up front and the set is
+ *    locked at once.
+ *  - Region strategy LOAD_BALANCING: while the set is not locked and the
+ *    last acquisition succeeded, every allocation first acquires a new
+ *    region; then regions are tried from the most free bytes to the least.
+ *    FILL_FIRST: regions whose largest free block fits are tried from the
+ *    least free bytes to the most; a new region is acquired only when none
+ *    fits. Ties go to the region acquired first. REGION_AUTO (default,
+ *    Since: 0.2): FILL_FIRST when the source's lookup table has at most
+ *    FLEX_ALLOC_SCARCE_TABLE entries (a VF: its few entries are shared by
+ *    everything the process allocates, and each region is memory other
+ *    tenants cannot have), LOAD_BALANCING otherwise (a PF, no table).
  *  - Block strategy FIRST_FIT (default): the lowest-offset free block that
  *    fits. BEST_FIT: the smallest free block that fits, the lowest offset
  *    among equal sizes. Both find it in O(log n): free blocks are in a
@@ -97,6 +118,8 @@ extern "C" {
 #define FLEX_ALLOC_REGIONS_LIMIT	64U
 /* Most fallback sizes a config holds. */
 #define FLEX_ALLOC_MAX_FALLBACK_SIZES	16U
+/* FLEX_ALLOC_REGION_AUTO picks FillFirst on a table this small (Since: 0.2). */
+#define FLEX_ALLOC_SCARCE_TABLE		16U
 /* Largest region the allocator uses (2^32 - 1 blocks of 128 bytes, about
  * 512 GiB); of a bigger region it uses this much. A region holds at most
  * 4,194,304 live allocations; past that it counts as full. */
@@ -116,8 +139,9 @@ struct flex_vaddr {
 };
 
 enum flex_alloc_region_strategy {
-	FLEX_ALLOC_LOAD_BALANCING = 0,	/* most free region first (default) */
+	FLEX_ALLOC_LOAD_BALANCING = 0,	/* most free region first */
 	FLEX_ALLOC_FILL_FIRST = 1,	/* least free region that fits first */
+	FLEX_ALLOC_REGION_AUTO = 2,	/* by the source's table (default; Since: 0.2) */
 };
 
 enum flex_alloc_block_strategy {
@@ -162,10 +186,12 @@ typedef void (*flex_alloc_pressure_fn)(struct flex_alloc *a, uint64_t size, void
 /**
  * struct flex_alloc_config - options of flex_alloc_new().
  * Fill it with flex_alloc_config_init() first, then change what you need.
- * @region_strategy, @block_strategy: see the top of this file.
- * @num_fallback_sizes: entries used in @fallback_sizes.
+ * @region_strategy, @block_strategy: see the top of this file (default
+ *		FLEX_ALLOC_REGION_AUTO, FLEX_ALLOC_FIRST_FIT).
+ * @num_fallback_sizes: entries used in @fallback_sizes; 0 (the default,
+ *		Since: 0.2) for sizes scaled to the source (see the top).
  * @fallback_sizes: region sizes to try, in order, each a non-zero multiple
- *		of FLEX_ALLOC_ALIGN (default 12 GiB, 8 GiB, 4 GiB).
+ *		of FLEX_ALLOC_ALIGN.
  * @max_regions: most regions held at once (default 12; capped by the
  *		source's table entries; at most FLEX_ALLOC_REGIONS_LIMIT).
  * @fixed_regions: 0 to acquire regions lazily (the default); N to acquire
