@@ -603,6 +603,13 @@ FLEX_EXPORT int flex_alloc_alloc(struct flex_alloc *a, uint64_t size, enum flex_
 		return error_set(-EINVAL, "flex_alloc_alloc: size %llu cannot be rounded up to %llu bytes",
 				 (unsigned long long)size, FLEX_ALLOC_ALIGN);
 	}
+	if (__builtin_expect(!size, 0)) {
+		/* No block, no slot, no region: one index for them all. */
+		*out = zero_index(a);
+		alloc_debug(a, "alloc 0 bytes for a %s: index 0x%llx, no block", kind_name(kind),
+			    (unsigned long long)*out);
+		return 0;
+	}
 	/* Larger than any region can be: never fits (g 0 matches nothing). */
 	g = rounded > FLEX_ALLOC_REGION_SIZE_LIMIT ? 0 : (uint32_t)(rounded >> GRANULE_SHIFT);
 
@@ -648,7 +655,8 @@ bad_index(int err, const char *what, flex_alloc_index_t index)
 
 /*
  * Find the live block of @index and lock its region.
- * Return: 0 with the region locked; -EINVAL / -ENOENT unlocked, message set.
+ * Return: 0 with the region locked; 1 for the index of a 0-byte allocation
+ * (no block, nothing locked); -EINVAL / -ENOENT unlocked, message set.
  */
 static inline __attribute__((always_inline)) int
 lookup(struct flex_alloc *a, flex_alloc_index_t index, const char *what, struct region **rp,
@@ -661,6 +669,8 @@ lookup(struct flex_alloc *a, flex_alloc_index_t index, const char *what, struct 
 	struct slot *s;
 
 	if ((index >> INDEX_TAG_SHIFT) != a->tag || ri >= a->max_regions || !gen) {
+		if (index == zero_index(a))
+			return 1;
 		bad_index(-EINVAL, what, index);
 		return -EINVAL;
 	}
@@ -696,6 +706,8 @@ FLEX_EXPORT int flex_alloc_free(struct flex_alloc *a, flex_alloc_index_t index)
 	int err;
 
 	err = lookup(a, index, "flex_alloc_free", &r, &slot);
+	if (err > 0)
+		return 0;	/* 0 bytes: nothing to give back */
 	if (err) {
 		atomic_fetch_add(&a->num_bad_frees, 1);
 		alloc_log(a, FLEX_LOG_ERR, "flex_alloc: refused free: %s", flex_alloc_last_error());
@@ -737,6 +749,13 @@ FLEX_EXPORT int flex_alloc_resolve(struct flex_alloc *a, flex_alloc_index_t inde
 	int err;
 
 	err = lookup(a, index, "flex_alloc_resolve", &r, &slot);
+	if (err > 0) {
+		va->region_id = FLEX_ALLOC_NO_REGION;
+		va->offset = 0;
+		if (size)
+			*size = 0;
+		return 0;
+	}
 	if (err)
 		return err;
 	s = slot_at(&r->slots, slot);

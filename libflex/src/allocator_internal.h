@@ -102,6 +102,15 @@ static inline flex_alloc_index_t make_index(const struct flex_alloc *a, unsigned
 	       ((uint64_t)region << INDEX_REGION_SHIFT) | slot;
 }
 
+/*
+ * The index of every 0-byte allocation of @a: generation 0, which no block
+ * has, so lookup() refuses it and free and resolve look for it there.
+ */
+static inline flex_alloc_index_t zero_index(const struct flex_alloc *a)
+{
+	return a->tag << INDEX_TAG_SHIFT;
+}
+
 static inline const char *kind_name(unsigned int kind)
 {
 	return kind == FLEX_ALLOC_PROGRAM ? "program" : "tensor";

@@ -44,7 +44,7 @@ struct slot {
 	uint32_t start;		/* granules; while free: the next free slot */
 	uint32_t size;		/* granules */
 	uint32_t gen : SLOT_GEN_BITS;	/* 1..SLOT_GEN_MASK */
-	uint32_t slack : 8;	/* block bytes - bytes asked: 0..128 (128 for 0 asked) */
+	uint32_t slack : 8;	/* block bytes - bytes asked: 0..127 (0 bytes get no slot) */
 	uint32_t leaf : SLOT_LEAF_BITS;	/* region.h: where its free neighbours were */
 	uint32_t live : 1;
 	uint32_t kind : 1;	/* enum flex_alloc_kind */

@@ -11,7 +11,11 @@
  *    flex_alloc_resolve(). An index that was freed, or never came from this
  *    allocator, is refused (-ENOENT / -EINVAL), never resolved to someone
  *    else's block.
- *  - Sizes are rounded up to a multiple of 128 bytes; 0 counts as 128.
+ *  - Sizes are rounded up to a multiple of 128 bytes. A 0-byte allocation
+ *    (Since: 0.2; PyTorch makes many empty storages) takes no block, no
+ *    slot and no region: its index frees (any number of times) and
+ *    resolves to region FLEX_ALLOC_NO_REGION, offset 0, size 0, and it is
+ *    counted in no statistic.
  *  - A free block is split on allocation; a freed block is merged with
  *    both neighbours, so no two free blocks are ever adjacent.
  *  - Regions are acquired lazily, trying each fallback size that can hold
@@ -131,6 +135,8 @@ extern "C" {
  */
 typedef uint64_t flex_alloc_index_t;
 #define FLEX_ALLOC_INDEX_NONE		((flex_alloc_index_t)0)
+/* The region_id a 0-byte allocation resolves to (Since: 0.2). */
+#define FLEX_ALLOC_NO_REGION		UINT64_MAX
 
 /* VirtualAddress: where an allocation is on the device. */
 struct flex_vaddr {
@@ -249,7 +255,8 @@ void flex_alloc_destroy(struct flex_alloc *a);
 
 /**
  * flex_alloc_round_size() - the block size a request of @size gets: @size
- * rounded up to a multiple of FLEX_ALLOC_ALIGN, at least FLEX_ALLOC_ALIGN.
+ * rounded up to a multiple of FLEX_ALLOC_ALIGN, at least FLEX_ALLOC_ALIGN
+ * (a request of 0 bytes gets no block at all, see the top of this file).
  * Returns 0 when the result would not fit in 64 bits.
  */
 uint64_t flex_alloc_round_size(uint64_t size);
@@ -257,7 +264,7 @@ uint64_t flex_alloc_round_size(uint64_t size);
 /**
  * flex_alloc_alloc() - allocate @size bytes of device memory.
  * @a:		the allocator.
- * @size:	bytes; rounded with flex_alloc_round_size().
+ * @size:	bytes; rounded with flex_alloc_round_size(); 0 takes no memory.
  * @kind:	FLEX_ALLOC_TENSOR or FLEX_ALLOC_PROGRAM.
  * @out:	the new allocation's index.
  *
