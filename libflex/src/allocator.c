@@ -176,19 +176,20 @@ static int acquire_region_locked(struct flex_alloc *a, uint64_t need)
 	return err;
 }
 
-/* Give @r back to the source if it is still entirely free. No lock held. */
-static void release_if_empty(struct flex_alloc *a, struct region *r)
+/*
+ * Give @r back to the source if it is still entirely free. grow_lock held.
+ * Return: its size, or 0 if it was kept.
+ */
+static uint64_t release_if_empty(struct flex_alloc *a, struct region *r)
 {
 	struct flex_region src;
 	uint64_t size;
 	int err;
 
-	pthread_mutex_lock(&a->grow_lock);
 	pthread_mutex_lock(r->lock);
 	if (!region_present(r) || r->num_live) {
 		pthread_mutex_unlock(r->lock);
-		pthread_mutex_unlock(&a->grow_lock);
-		return;
+		return 0;
 	}
 	atomic_store_explicit(&r->present, 0, memory_order_release);
 	src = r->src;
@@ -200,15 +201,60 @@ static void release_if_empty(struct flex_alloc *a, struct region *r)
 	atomic_fetch_sub(&a->num_regions, 1);
 	a->reserved_bytes -= size;
 	a->num_region_releases++;
+	if (a->kept_empty == r)
+		a->kept_empty = NULL;
 	/* Room in the table and in the source again. */
 	atomic_store(&a->regions_locked, false);
 	atomic_store(&a->acquire_failed, false);
-	pthread_mutex_unlock(&a->grow_lock);
 	if (err)
 		alloc_log(a, FLEX_LOG_ERR, "flex_alloc: releasing region id 0x%llx: %s",
 			  (unsigned long long)src.region_id, strerror(-err));
 	alloc_debug(a, "region %u: id 0x%llx released, entirely free",
 		    r->slot, (unsigned long long)src.region_id);
+	return size;
+}
+
+/*
+ * FLEX_ALLOC_F_RELEASE_EMPTY: @r became entirely free. It is kept for the
+ * next allocations (a workload that allocates and frees one block would
+ * otherwise acquire and release a region every time); the region kept
+ * before, if still entirely free, is given back. No lock held.
+ */
+static void region_emptied(struct flex_alloc *a, struct region *r)
+{
+	pthread_mutex_lock(&a->grow_lock);
+	if (a->kept_empty && a->kept_empty != r)
+		release_if_empty(a, a->kept_empty);
+	if (region_present(r))
+		a->kept_empty = r;
+	pthread_mutex_unlock(&a->grow_lock);
+}
+
+/* Give back every entirely free region. grow_lock held. Return: bytes released. */
+static uint64_t release_empty(struct flex_alloc *a)
+{
+	uint64_t bytes = 0;
+
+	if (a->fixed)
+		return 0;	/* a released fixed region could not come back */
+	for (unsigned int i = 0; i < a->max_regions; i++)
+		if (region_present(&a->regions[i]))
+			bytes += release_if_empty(a, &a->regions[i]);
+	return bytes;
+}
+
+FLEX_EXPORT int flex_alloc_trim(struct flex_alloc *a, uint64_t *released)
+{
+	uint64_t bytes;
+
+	pthread_mutex_lock(&a->grow_lock);
+	bytes = release_empty(a);
+	pthread_mutex_unlock(&a->grow_lock);
+	alloc_debug(a, "trim: %llu bytes of entirely free regions given back",
+		    (unsigned long long)bytes);
+	if (released)
+		*released = bytes;
+	return 0;
 }
 
 /* ---- placement ---- */
@@ -614,6 +660,19 @@ FLEX_EXPORT int flex_alloc_alloc(struct flex_alloc *a, uint64_t size, enum flex_
 	g = rounded > FLEX_ALLOC_REGION_SIZE_LIMIT ? 0 : (uint32_t)(rounded >> GRANULE_SHIFT);
 
 	err = g ? attempt(a, g, size, kind, out) : -ENOSPC;
+	if (err == -ENOSPC && g && !a->fixed) {
+		/* Entirely free regions of other sizes: give them back, then a region that fits. */
+		uint64_t freed;
+
+		pthread_mutex_lock(&a->grow_lock);
+		freed = release_empty(a);
+		pthread_mutex_unlock(&a->grow_lock);
+		if (freed) {
+			alloc_debug(a, "no room for %llu bytes: gave back %llu bytes of empty regions, retrying",
+				    (unsigned long long)size, (unsigned long long)freed);
+			err = attempt(a, g, size, kind, out);
+		}
+	}
 	if (err == -ENOSPC) {
 		pthread_mutex_lock(&a->grow_lock);
 		pressure = a->pressure_fn;
@@ -736,7 +795,7 @@ FLEX_EXPORT int flex_alloc_free(struct flex_alloc *a, flex_alloc_index_t index)
 	empty = (a->flags & FLEX_ALLOC_F_RELEASE_EMPTY) && r->num_live == 0;
 	region_unlock(r);
 	if (empty)
-		release_if_empty(a, r);
+		region_emptied(a, r);
 	return 0;
 }
 
@@ -912,7 +971,8 @@ FLEX_EXPORT int flex_alloc_new(struct flex_region_source *src, const struct flex
 	memcpy(a->fallback_sizes, cfg->fallback_sizes, sizeof(a->fallback_sizes));
 	if (!a->num_fallback_sizes)
 		scale_sizes(a, info.capacity);
-	if (cfg->fixed_regions)
+	a->fixed = cfg->fixed_regions != 0;
+	if (a->fixed)
 		a->grow = false;	/* fixed regions: the largest size that can be had */
 	a->flags = cfg->flags;
 	a->debug = (cfg->flags & FLEX_ALLOC_F_DEBUG) || env_on("FLEX_ALLOC_DEBUG");

@@ -57,6 +57,7 @@ struct flex_alloc {
 	uint64_t first_size;		/* ... or this much, with grow */
 	unsigned int max_regions;	/* effective: config, table, limit */
 	unsigned int flags;
+	bool fixed;			/* fixed_regions: never released, never acquired */
 	bool debug;
 	uint64_t tag;			/* in every index: tells allocators apart */
 	char *report_path;
@@ -80,6 +81,7 @@ struct flex_alloc {
 	uint64_t peak_reserved_bytes;
 	uint64_t num_region_acquires;
 	uint64_t num_region_releases;
+	struct region *kept_empty;	/* F_RELEASE_EMPTY: the entirely free region kept */
 
 	struct region *regions;		/* max_regions slots */
 };

@@ -66,10 +66,20 @@
  *    packed at the top instead of splitting tensor space, without giving
  *    them a region of their own (which would cost one of the 8-16 lookup
  *    table entries a virtual function has, and a size to guess).
- *  - When nothing fits, the memory-pressure callback (if any) is called
- *    with no lock held, then the allocation is retried once; if it fails
- *    again the call returns -ENOMEM and flex_alloc_last_error() names the
- *    size asked, the free total and the largest free block of every region.
+ *  - Regions are kept until the allocator is destroyed, unless
+ *    FLEX_ALLOC_F_RELEASE_EMPTY: then a region that becomes entirely free
+ *    is kept for the next allocations and the one kept before it (if still
+ *    entirely free) is given back, so at most one empty region is held and
+ *    a loop that allocates and frees one block acquires one region, not
+ *    one per iteration (Since: 0.2). flex_alloc_trim() gives back every
+ *    entirely free region (PyTorch's empty_cache()).
+ *  - When nothing fits and no region can be acquired, entirely free
+ *    regions (of sizes that did not fit) are given back and the
+ *    acquisition tried again (Since: 0.2; not with fixed_regions). Then
+ *    the memory-pressure callback (if any) is called with no lock held,
+ *    and the allocation is retried once; if it fails again the call
+ *    returns -ENOMEM and flex_alloc_last_error() names the size asked, the
+ *    free total and the largest free block of every region.
  *
  * Thread safety: every function may be called from any number of threads
  * at once. Each region has its own lock, and threads working in different
@@ -161,7 +171,7 @@ enum flex_alloc_kind {
 };
 
 /* Config flags. */
-#define FLEX_ALLOC_F_RELEASE_EMPTY	(1U << 0) /* give back regions that become entirely free */
+#define FLEX_ALLOC_F_RELEASE_EMPTY	(1U << 0) /* give back regions that become entirely free, but one */
 #define FLEX_ALLOC_F_GLOBAL_LOCK	(1U << 1) /* one lock for all regions (the RFC's) */
 #define FLEX_ALLOC_F_DEBUG		(1U << 2) /* as FLEX_ALLOC_DEBUG=1 */
 
@@ -279,7 +289,7 @@ int flex_alloc_alloc(struct flex_alloc *a, uint64_t size, enum flex_alloc_kind k
 /**
  * flex_alloc_free() - free an allocation, merging its block with free
  * neighbours. With FLEX_ALLOC_F_RELEASE_EMPTY, a region left entirely free
- * is given back to the source.
+ * is kept and the one kept before it given back (see the top).
  *
  * Return: 0; -EINVAL for an index this allocator never issued (foreign or
  * corrupt); -ENOENT for an index already freed (double free, stale index).
@@ -288,6 +298,16 @@ int flex_alloc_alloc(struct flex_alloc *a, uint64_t size, enum flex_alloc_kind k
  * (the allocation stays live; try again later).
  */
 int flex_alloc_free(struct flex_alloc *a, flex_alloc_index_t index);
+
+/**
+ * flex_alloc_trim() - give every entirely free region back to the source,
+ * what PyTorch's torch.cuda.empty_cache() does for its cache. Since: 0.2.
+ * @released:	if not NULL, the bytes given back.
+ *
+ * Regions holding a live allocation stay; with fixed_regions nothing is
+ * given back (it could not be acquired again). Return: 0.
+ */
+int flex_alloc_trim(struct flex_alloc *a, uint64_t *released);
 
 /**
  * flex_alloc_resolve() - the VirtualAddress of a live allocation.
