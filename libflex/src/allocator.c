@@ -148,6 +148,8 @@ static int acquire_region(struct flex_alloc *a, uint64_t need)
 			a->peak_reserved_bytes = a->reserved_bytes;
 		a->num_region_acquires++;
 		atomic_store(&a->acquire_failed, false);
+		alloc_event(a, FLEX_ALLOC_EV_REGION_ACQUIRE, FLEX_ALLOC_TENSOR, FLEX_ALLOC_INDEX_NONE,
+			    reg.region_id, 0, r->size, 0);
 		alloc_debug(a, "region %u: id 0x%llx, %llu bytes (%s); %u of %u regions",
 			    r->slot, (unsigned long long)reg.region_id,
 			    (unsigned long long)r->size, human_bytes(h, sizeof(h), r->size),
@@ -201,6 +203,8 @@ static uint64_t release_if_empty(struct flex_alloc *a, struct region *r)
 	atomic_fetch_sub(&a->num_regions, 1);
 	a->reserved_bytes -= size;
 	a->num_region_releases++;
+	alloc_event(a, FLEX_ALLOC_EV_REGION_RELEASE, FLEX_ALLOC_TENSOR, FLEX_ALLOC_INDEX_NONE,
+		    src.region_id, 0, size, 0);
 	if (a->kept_empty == r)
 		a->kept_empty = NULL;
 	/* Room in the table and in the source again. */
@@ -469,6 +473,8 @@ static int place_in(struct flex_alloc *a, struct affinity *aff, struct region *r
 	bytes = gran_to_bytes(g);
 	if (!aff->contended || (r->num_allocs & 63) == 0)
 		sample_peak(a, aff, r);
+	alloc_event(a, FLEX_ALLOC_EV_ALLOC, kind, *out, r->src.region_id, gran_to_bytes(start),
+		    bytes, size);
 	alloc_debug(a, "alloc %llu bytes (block %llu) for a %s: index 0x%llx, region 0x%llx offset 0x%llx",
 		    (unsigned long long)size, (unsigned long long)bytes, kind_name(kind),
 		    (unsigned long long)*out, (unsigned long long)r->src.region_id,
@@ -631,12 +637,55 @@ static void describe_oom(struct flex_alloc *a, uint64_t size, uint64_t rounded,
 			      (unsigned long long)rs[i].free, (unsigned long long)rs[i].largest);
 }
 
+/*
+ * Nothing fits and no region could be had: make room, retrying after each
+ * step that did (g 0: larger than any region, nothing can help). First the
+ * entirely free regions (of sizes that did not fit, or holding table
+ * entries) are given back; then the memory-pressure callback runs, with no
+ * lock held. Return: as attempt().
+ */
+static int __attribute__((noinline))
+alloc_under_pressure(struct flex_alloc *a, uint32_t g, uint64_t size, enum flex_alloc_kind kind,
+		     flex_alloc_index_t *out)
+{
+	flex_alloc_pressure_fn pressure;
+	void *pressure_user;
+	uint64_t freed;
+	int err = -ENOSPC;
+
+	if (g && !a->fixed) {
+		pthread_mutex_lock(&a->grow_lock);
+		freed = release_empty(a);
+		pthread_mutex_unlock(&a->grow_lock);
+		if (freed) {
+			alloc_debug(a, "no room for %llu bytes: gave back %llu bytes of empty regions, retrying",
+				    (unsigned long long)size, (unsigned long long)freed);
+			atomic_fetch_add(&a->num_pressure_retries, 1);
+			err = attempt(a, g, size, kind, out);
+			if (err != -ENOSPC)
+				return err;
+		}
+	}
+	pthread_mutex_lock(&a->grow_lock);
+	pressure = a->pressure_fn;
+	pressure_user = a->pressure_user;
+	pthread_mutex_unlock(&a->grow_lock);
+	if (pressure) {
+		alloc_debug(a, "no room for %llu bytes: calling the memory-pressure callback",
+			    (unsigned long long)size);
+		pressure(a, size, pressure_user);
+		if (g) {
+			atomic_fetch_add(&a->num_pressure_retries, 1);
+			err = attempt(a, g, size, kind, out);
+		}
+	}
+	return err;
+}
+
 FLEX_EXPORT int flex_alloc_alloc(struct flex_alloc *a, uint64_t size, enum flex_alloc_kind kind,
 				 flex_alloc_index_t *out)
 {
 	uint64_t rounded = round_size(size);
-	flex_alloc_pressure_fn pressure;
-	void *pressure_user;
 	uint32_t g;
 	int err;
 
@@ -654,42 +703,22 @@ FLEX_EXPORT int flex_alloc_alloc(struct flex_alloc *a, uint64_t size, enum flex_
 		*out = zero_index(a);
 		alloc_debug(a, "alloc 0 bytes for a %s: index 0x%llx, no block", kind_name(kind),
 			    (unsigned long long)*out);
+		alloc_event(a, FLEX_ALLOC_EV_ALLOC, kind, *out, FLEX_ALLOC_NO_REGION, 0, 0, 0);
 		return 0;
 	}
 	/* Larger than any region can be: never fits (g 0 matches nothing). */
 	g = rounded > FLEX_ALLOC_REGION_SIZE_LIMIT ? 0 : (uint32_t)(rounded >> GRANULE_SHIFT);
 
 	err = g ? attempt(a, g, size, kind, out) : -ENOSPC;
-	if (err == -ENOSPC && g && !a->fixed) {
-		/* Entirely free regions of other sizes: give them back, then a region that fits. */
-		uint64_t freed;
-
-		pthread_mutex_lock(&a->grow_lock);
-		freed = release_empty(a);
-		pthread_mutex_unlock(&a->grow_lock);
-		if (freed) {
-			alloc_debug(a, "no room for %llu bytes: gave back %llu bytes of empty regions, retrying",
-				    (unsigned long long)size, (unsigned long long)freed);
-			err = attempt(a, g, size, kind, out);
-		}
-	}
-	if (err == -ENOSPC) {
-		pthread_mutex_lock(&a->grow_lock);
-		pressure = a->pressure_fn;
-		pressure_user = a->pressure_user;
-		pthread_mutex_unlock(&a->grow_lock);
-		if (pressure) {
-			alloc_debug(a, "no room for %llu bytes: calling the memory-pressure callback",
-				    (unsigned long long)size);
-			pressure(a, size, pressure_user);
-			if (g)
-				err = attempt(a, g, size, kind, out);
-		}
-	}
+	if (__builtin_expect(err == -ENOSPC, 0))
+		err = alloc_under_pressure(a, g, size, kind, out);
 	if (!err)
 		return 0;
 	atomic_fetch_add(&a->num_failed_allocs, 1);
 	if (err == -ENOSPC) {
+		atomic_fetch_add(&a->num_ooms, 1);
+		alloc_event(a, FLEX_ALLOC_EV_OOM, kind, FLEX_ALLOC_INDEX_NONE, FLEX_ALLOC_NO_REGION, 0,
+			    size, size);
 		describe_oom(a, size, rounded, kind);
 		alloc_debug(a, "%s", flex_alloc_last_error());
 		return -ENOMEM;
@@ -765,8 +794,12 @@ FLEX_EXPORT int flex_alloc_free(struct flex_alloc *a, flex_alloc_index_t index)
 	int err;
 
 	err = lookup(a, index, "flex_alloc_free", &r, &slot);
-	if (err > 0)
-		return 0;	/* 0 bytes: nothing to give back */
+	if (err > 0) {
+		/* 0 bytes: nothing to give back */
+		alloc_event(a, FLEX_ALLOC_EV_FREE, FLEX_ALLOC_TENSOR, index, FLEX_ALLOC_NO_REGION,
+			    0, 0, 0);
+		return 0;
+	}
 	if (err) {
 		atomic_fetch_add(&a->num_bad_frees, 1);
 		alloc_log(a, FLEX_LOG_ERR, "flex_alloc: refused free: %s", flex_alloc_last_error());
@@ -782,6 +815,8 @@ FLEX_EXPORT int flex_alloc_free(struct flex_alloc *a, flex_alloc_index_t index)
 	bytes = gran_to_bytes(s->size);
 	r->requested_bytes -= slot_requested(s);
 	r->num_frees++;
+	alloc_event(a, FLEX_ALLOC_EV_FREE, s->kind, index, r->src.region_id,
+		    gran_to_bytes(s->start), bytes, slot_requested(s));
 	alloc_debug(a, "free index 0x%llx: region 0x%llx offset 0x%llx, %llu bytes",
 		    (unsigned long long)index, (unsigned long long)r->src.region_id,
 		    (unsigned long long)gran_to_bytes(s->start), (unsigned long long)bytes);
@@ -931,7 +966,7 @@ FLEX_EXPORT int flex_alloc_new(struct flex_region_source *src, const struct flex
 	struct flex_alloc_config defaults;
 	unsigned int table;
 	struct flex_alloc *a;
-	const char *report;
+	const char *report, *history;
 	int err;
 
 	if (!src || !out)
@@ -984,6 +1019,7 @@ FLEX_EXPORT int flex_alloc_new(struct flex_region_source *src, const struct flex
 	a->tag = (atomic_fetch_add(&next_tag, 1) % ((1ULL << INDEX_TAG_BITS) - 1)) + 1;
 	pthread_mutex_init(&a->grow_lock, NULL);
 	pthread_mutex_init(&a->global_lock, NULL);
+	history_init(a);
 	for (unsigned int i = 0; i < a->max_regions; i++)
 		region_setup(&a->regions[i], i,
 			     (cfg->flags & FLEX_ALLOC_F_GLOBAL_LOCK) ? &a->global_lock : NULL,
@@ -1009,6 +1045,12 @@ FLEX_EXPORT int flex_alloc_new(struct flex_region_source *src, const struct flex
 			    a->grow ? ", the first " : "",
 			    a->grow ? human_bytes(h4, sizeof(h4), a->first_size) : "");
 	}
+
+	history = getenv("FLEX_ALLOC_HISTORY");
+	if (history && strtoull(history, NULL, 10) &&
+	    flex_alloc_record_history(a, strtoull(history, NULL, 10)))
+		alloc_log(a, FLEX_LOG_ERR, "flex_alloc: FLEX_ALLOC_HISTORY=%s: %s", history,
+			  flex_alloc_last_error());
 
 	if (cfg->fixed_regions) {
 		unsigned int got = 0;
@@ -1056,6 +1098,7 @@ FLEX_EXPORT void flex_alloc_destroy(struct flex_alloc *a)
 	alloc_debug(a, "destroyed with %llu allocations still live", (unsigned long long)leaked);
 	pthread_mutex_destroy(&a->grow_lock);
 	pthread_mutex_destroy(&a->global_lock);
+	history_fini(a);
 	flex_region_source_unref(a->src);
 	free(a->report_path);
 	free(a->regions);

@@ -46,6 +46,14 @@ _Static_assert((1U << INDEX_REGION_BITS) >= FLEX_ALLOC_REGIONS_LIMIT,
 	       "region slots must fit in an index");
 _Static_assert(INDEX_TAG_BITS >= 12, "an index needs room for the allocator tag");
 
+/* The allocation history ring (alloc_history.c). */
+struct alloc_history {
+	pthread_mutex_t lock;
+	struct flex_alloc_event *ring;
+	size_t cap, head, count;
+	uint64_t recorded;
+};
+
 struct flex_alloc {
 	struct flex_region_source *src;
 	enum flex_alloc_region_strategy region_strategy;
@@ -75,6 +83,8 @@ struct flex_alloc {
 	_Atomic unsigned int num_regions;
 	_Atomic uint64_t peak_allocated_bytes;
 	_Atomic uint64_t num_failed_allocs;
+	_Atomic uint64_t num_ooms;
+	_Atomic uint64_t num_pressure_retries;
 	_Atomic uint64_t num_bad_frees;
 	/* Changed under grow_lock only. */
 	uint64_t reserved_bytes;
@@ -82,6 +92,9 @@ struct flex_alloc {
 	uint64_t num_region_acquires;
 	uint64_t num_region_releases;
 	struct region *kept_empty;	/* F_RELEASE_EMPTY: the entirely free region kept */
+
+	_Atomic bool recording;		/* the history is on: hist.cap > 0 */
+	struct alloc_history hist;
 
 	struct region *regions;		/* max_regions slots */
 };
@@ -96,6 +109,18 @@ struct flex_alloc {
 
 /* Append the report FLEX_ALLOC_REPORT asked for (alloc_report.c). */
 void alloc_write_exit_report(struct flex_alloc *a);
+
+/* The allocation history (alloc_history.c); record through alloc_event(). */
+void history_init(struct flex_alloc *a);
+void history_fini(struct flex_alloc *a);
+void history_add(struct flex_alloc *a, enum flex_alloc_event_action action,
+		 enum flex_alloc_kind kind, flex_alloc_index_t index, uint64_t region_id,
+		 uint64_t offset, uint64_t size, uint64_t requested);
+#define alloc_event(a, ...) \
+	do { \
+		if (__builtin_expect(atomic_load_explicit(&(a)->recording, memory_order_relaxed), 0)) \
+			history_add((a), __VA_ARGS__); \
+	} while (0)
 
 static inline flex_alloc_index_t make_index(const struct flex_alloc *a, unsigned int region,
 					    uint32_t slot, uint32_t gen)

@@ -112,6 +112,8 @@
  *                            a program that cleans up), append a memory
  *                            report to path: one JSON object per line if
  *                            path ends in ".json", CSV otherwise.
+ *   FLEX_ALLOC_HISTORY=N     keep the last N events of the allocation
+ *                            history (flex_alloc_record_history()).
  */
 #ifndef FLEX_ALLOCATOR_H
 #define FLEX_ALLOCATOR_H
@@ -341,15 +343,17 @@ void flex_alloc_set_pressure_callback(struct flex_alloc *a, flex_alloc_pressure_
  */
 struct flex_alloc_stats {
 	uint64_t allocated_bytes;	/* in live allocations now */
-	uint64_t peak_allocated_bytes;	/* highest allocated_bytes so far */
+	uint64_t peak_allocated_bytes;	/* highest allocated_bytes since creation or reset */
 	uint64_t requested_bytes;	/* asked by live allocations, unrounded */
 	uint64_t reserved_bytes;	/* in regions held now */
-	uint64_t peak_reserved_bytes;	/* highest reserved_bytes so far */
+	uint64_t peak_reserved_bytes;	/* highest reserved_bytes since creation or reset */
 	uint64_t free_bytes;		/* reserved - allocated */
 	uint64_t largest_free_block;	/* in any region */
 	uint64_t num_allocs;		/* successful allocations */
 	uint64_t num_frees;		/* successful frees */
 	uint64_t num_failed_allocs;	/* allocations that returned an error */
+	uint64_t num_ooms;		/* of those, -ENOMEM for want of device memory (Since: 0.2) */
+	uint64_t num_pressure_retries;	/* allocations retried after room was made (Since: 0.2) */
 	uint64_t num_bad_frees;		/* frees refused (double, stale, foreign) */
 	uint64_t num_live_blocks;	/* allocations alive now */
 	uint64_t num_free_blocks;	/* free blocks now, all regions */
@@ -368,9 +372,101 @@ struct flex_alloc_stats {
  * so figures are exact when no other thread is allocating; with concurrent
  * calls they are per-region consistent, and peak_allocated_bytes (summed
  * from the regions at each allocation) may miss a peak that only existed
- * between overlapping calls. Return: 0.
+ * between overlapping calls. A retry after room was made
+ * (num_pressure_retries) follows giving back empty regions or the
+ * memory-pressure callback. Return: 0.
  */
 int flex_alloc_get_stats(struct flex_alloc *a, struct flex_alloc_stats *st);
+
+/**
+ * flex_alloc_reset_peak_stats() - start peak_allocated_bytes and
+ * peak_reserved_bytes again from the current figures (PyTorch's
+ * reset_peak_memory_stats()). Since: 0.2. Return: 0.
+ */
+int flex_alloc_reset_peak_stats(struct flex_alloc *a);
+
+/**
+ * flex_alloc_mem_get_info() - the device memory of the allocator's
+ * function, as torch.cuda.mem_get_info() / cudaMemGetInfo() report it and
+ * vLLM sizes its cache from. Since: 0.2.
+ * @free:	bytes that could still be acquired: what the device has free,
+ *		within the function's quota. Memory this allocator holds in its
+ *		regions (allocated or not) is not free.
+ * @total:	the most the function may hold: the device's capacity, or its
+ *		quota when lower.
+ *
+ * Both come from one snapshot of the region source
+ * (flex_region_source_get_info()), so @free <= @total and total - free is
+ * what the function holds (this allocator and other openers of the
+ * function) plus what other functions hold of a shared device.
+ *
+ * Return: 0; -EOPNOTSUPP the source cannot say (a plug-in source without
+ * an info callback); the source's errors.
+ */
+int flex_alloc_mem_get_info(struct flex_alloc *a, uint64_t *free, uint64_t *total);
+
+/*
+ * Allocation history (Since: 0.2), what torch.cuda.memory._record_memory_history()
+ * keeps: off by default; flex_alloc_record_history() (or the environment
+ * variable FLEX_ALLOC_HISTORY=N, read by flex_alloc_new()) keeps the last
+ * N events in a ring. The JSON report carries them ("history"), and
+ * `flexctl map` draws allocated memory over time from them.
+ */
+enum flex_alloc_event_action {
+	FLEX_ALLOC_EV_ALLOC = 0,	/* an allocation (0-byte ones too) */
+	FLEX_ALLOC_EV_FREE = 1,		/* its block given back (0-byte: its index freed) */
+	FLEX_ALLOC_EV_FREE_REQUESTED = 2, /* freed, but the block waits for streams */
+	FLEX_ALLOC_EV_REGION_ACQUIRE = 3, /* a region acquired */
+	FLEX_ALLOC_EV_REGION_RELEASE = 4, /* a region given back */
+	FLEX_ALLOC_EV_OOM = 5,		/* an allocation failed with -ENOMEM */
+};
+
+/**
+ * struct flex_alloc_event - one event of the history.
+ * @time_ns:	CLOCK_MONOTONIC.
+ * @action:	what happened.
+ * @kind:	ALLOC, FREE*, OOM: the allocation's kind.
+ * @index:	ALLOC, FREE*: the allocation; else FLEX_ALLOC_INDEX_NONE.
+ * @region_id, @offset: where (region events: offset 0; OOM: none).
+ * @size:	block bytes; region bytes for region events; bytes asked for OOM.
+ * @requested:	ALLOC, FREE*: bytes asked.
+ * @thread:	the calling thread (gettid()).
+ */
+struct flex_alloc_event {
+	uint64_t time_ns;
+	enum flex_alloc_event_action action;
+	enum flex_alloc_kind kind;
+	flex_alloc_index_t index;
+	uint64_t region_id;
+	uint64_t offset;
+	uint64_t size;
+	uint64_t requested;
+	uint32_t thread;
+	uint32_t pad;
+};
+
+/**
+ * flex_alloc_record_history() - keep the last @max_entries events from
+ * now on; 0 stops recording and drops what was kept. Changing the size
+ * drops what was kept. Since: 0.2.
+ * Return: 0; -ENOMEM (recording stays as it was).
+ */
+int flex_alloc_record_history(struct flex_alloc *a, size_t max_entries);
+
+/**
+ * flex_alloc_get_history() - copy the kept events, oldest first.
+ * Since: 0.2.
+ * @out:	room for @max events (the newest @max if more are kept).
+ * @n:		out: events copied.
+ * @recorded:	if not NULL, out: events recorded since recording started
+ *		(more than kept once the ring wrapped).
+ * Return: 0.
+ */
+int flex_alloc_get_history(struct flex_alloc *a, struct flex_alloc_event *out, size_t max,
+			   size_t *n, uint64_t *recorded);
+
+/** flex_alloc_event_name() - "alloc", "free", ... for @action; "?" if unknown. Since: 0.2. */
+const char *flex_alloc_event_name(enum flex_alloc_event_action action);
 
 /** struct flex_alloc_region_stats - one region, as flex_alloc_get_stats(). */
 struct flex_alloc_region_stats {
