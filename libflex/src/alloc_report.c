@@ -51,6 +51,10 @@ FLEX_EXPORT int flex_alloc_get_stats(struct flex_alloc *a, struct flex_alloc_sta
 	st->num_ooms = atomic_load(&a->num_ooms);
 	st->num_pressure_retries = atomic_load(&a->num_pressure_retries);
 	st->num_bad_frees = atomic_load(&a->num_bad_frees);
+	pthread_mutex_lock(&a->use_lock);
+	st->pending_free_bytes = a->pending_bytes;
+	st->num_pending_frees = atomic_load(&a->num_pending);
+	pthread_mutex_unlock(&a->use_lock);
 	st->max_regions = a->max_regions;
 	st->regions_locked = atomic_load(&a->regions_locked);
 	st->fragmentation = fragmentation(st->largest_free_block, st->free_bytes);
@@ -125,7 +129,7 @@ FLEX_EXPORT int flex_alloc_get_region_stats(struct flex_alloc *a, unsigned int n
 }
 
 struct walk_ctx {
-	const struct flex_alloc *a;
+	struct flex_alloc *a;
 	const struct region *r;
 	unsigned int n;
 	int (*fn)(void *user, const struct flex_alloc_block_info *blk);
@@ -136,6 +140,7 @@ static int walk_block(void *user, uint32_t start, uint32_t size, const struct sl
 		      uint32_t slot)
 {
 	struct walk_ctx *w = user;
+	flex_alloc_index_t freed;
 	struct flex_alloc_block_info info = {
 		.region = w->n,
 		.is_free = !s,
@@ -147,6 +152,10 @@ static int walk_block(void *user, uint32_t start, uint32_t size, const struct sl
 		.requested = s ? slot_requested(s) : 0,
 	};
 
+	if (s && s->ext && deferred_pending(w->a, w->r, slot, &freed)) {
+		info.is_pending = 1;
+		info.index = freed;
+	}
 	return w->fn(w->user, &info);
 }
 
@@ -197,10 +206,12 @@ static void write_summary(FILE *f, const char *prefix, const struct flex_alloc_s
 		st->num_regions, st->max_regions, st->regions_locked ? "locked" : "not locked",
 		human_bytes(h1, sizeof(h1), st->reserved_bytes),
 		human_bytes(h2, sizeof(h2), st->peak_reserved_bytes));
-	fprintf(f, "%s  allocated %s (peak %s) in %llu blocks, requested %llu bytes\n", prefix,
-		human_bytes(h1, sizeof(h1), st->allocated_bytes),
+	fprintf(f, "%s  allocated %s (peak %s) in %llu blocks, requested %llu bytes; waiting for queues %s in %llu blocks\n",
+		prefix, human_bytes(h1, sizeof(h1), st->allocated_bytes),
 		human_bytes(h2, sizeof(h2), st->peak_allocated_bytes),
-		(unsigned long long)st->num_live_blocks, (unsigned long long)st->requested_bytes);
+		(unsigned long long)st->num_live_blocks, (unsigned long long)st->requested_bytes,
+		human_bytes(h3, sizeof(h3), st->pending_free_bytes),
+		(unsigned long long)st->num_pending_frees);
 	fprintf(f, "%s  free %s in %llu blocks, largest free block %s, fragmentation %.4f\n", prefix,
 		human_bytes(h1, sizeof(h1), st->free_bytes), (unsigned long long)st->num_free_blocks,
 		human_bytes(h3, sizeof(h3), st->largest_free_block), st->fragmentation);
@@ -240,13 +251,19 @@ static int no_block(void *user, const struct flex_alloc_block_info *b)
 	return 0;
 }
 
+/* "free", "allocated", or "pending" (freed after queues, not reached yet). */
+static const char *block_state(const struct flex_alloc_block_info *b)
+{
+	return b->is_free ? "free" : b->is_pending ? "pending" : "allocated";
+}
+
 static int csv_block(void *user, const struct flex_alloc_block_info *b)
 {
 	struct report_ctx *c = user;
 
 	fprintf(c->f, "%u,%llu,%llu,%llu,%s,%s,0x%llx,%llu\n", b->region,
 		(unsigned long long)b->region_id, (unsigned long long)b->offset,
-		(unsigned long long)b->size, b->is_free ? "free" : "allocated",
+		(unsigned long long)b->size, block_state(b),
 		b->is_free ? "" : kind_name(b->kind), (unsigned long long)b->index,
 		(unsigned long long)b->requested);
 	return 0;
@@ -274,8 +291,7 @@ static int json_block(void *user, const struct flex_alloc_block_info *b)
 	struct report_ctx *c = user;
 
 	fprintf(c->f, "%s{\"offset\":%llu,\"size\":%llu,\"state\":\"%s\"", c->first_block ? "" : ",",
-		(unsigned long long)b->offset, (unsigned long long)b->size,
-		b->is_free ? "free" : "allocated");
+		(unsigned long long)b->offset, (unsigned long long)b->size, block_state(b));
 	if (!b->is_free)
 		fprintf(c->f, ",\"kind\":\"%s\",\"index\":\"0x%llx\",\"requested\":%llu",
 			kind_name(b->kind), (unsigned long long)b->index,
@@ -292,6 +308,7 @@ static void json_summary(FILE *f, const struct flex_alloc_stats *st)
 		"\"free_bytes\":%llu,\"largest_free_block\":%llu,\"num_allocs\":%llu,"
 		"\"num_frees\":%llu,\"num_failed_allocs\":%llu,\"num_ooms\":%llu,"
 		"\"num_pressure_retries\":%llu,\"num_bad_frees\":%llu,"
+		"\"pending_free_bytes\":%llu,\"num_pending_frees\":%llu,"
 		"\"num_live_blocks\":%llu,\"num_free_blocks\":%llu,\"num_region_acquires\":%llu,"
 		"\"num_region_releases\":%llu,\"num_regions\":%u,\"max_regions\":%u,"
 		"\"regions_locked\":%s,\"fragmentation\":%.6f},\"regions\":[",
@@ -301,7 +318,8 @@ static void json_summary(FILE *f, const struct flex_alloc_stats *st)
 		(unsigned long long)st->largest_free_block, (unsigned long long)st->num_allocs,
 		(unsigned long long)st->num_frees, (unsigned long long)st->num_failed_allocs,
 		(unsigned long long)st->num_ooms, (unsigned long long)st->num_pressure_retries,
-		(unsigned long long)st->num_bad_frees, (unsigned long long)st->num_live_blocks,
+		(unsigned long long)st->num_bad_frees, (unsigned long long)st->pending_free_bytes,
+		(unsigned long long)st->num_pending_frees, (unsigned long long)st->num_live_blocks,
 		(unsigned long long)st->num_free_blocks, (unsigned long long)st->num_region_acquires,
 		(unsigned long long)st->num_region_releases, st->num_regions, st->max_regions,
 		st->regions_locked ? "true" : "false", st->fragmentation);

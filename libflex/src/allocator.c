@@ -224,7 +224,7 @@ static uint64_t release_if_empty(struct flex_alloc *a, struct region *r)
  * otherwise acquire and release a region every time); the region kept
  * before, if still entirely free, is given back. No lock held.
  */
-static void region_emptied(struct flex_alloc *a, struct region *r)
+void region_emptied(struct flex_alloc *a, struct region *r)
 {
 	pthread_mutex_lock(&a->grow_lock);
 	if (a->kept_empty && a->kept_empty != r)
@@ -251,6 +251,7 @@ FLEX_EXPORT int flex_alloc_trim(struct flex_alloc *a, uint64_t *released)
 {
 	uint64_t bytes;
 
+	deferred_reclaim(a, false);
 	pthread_mutex_lock(&a->grow_lock);
 	bytes = release_empty(a);
 	pthread_mutex_unlock(&a->grow_lock);
@@ -463,6 +464,7 @@ static int place_in(struct flex_alloc *a, struct affinity *aff, struct region *r
 	s->size = g;
 	s->kind = kind;
 	s->slack = (uint8_t)(gran_to_bytes(g) - size);
+	s->ext = 0;
 	s->leaf = leaf;
 	r->requested_bytes += size;
 	r->num_allocs++;
@@ -559,6 +561,9 @@ try_regions(struct flex_alloc *a, uint32_t g, uint64_t size, enum flex_alloc_kin
 	}
 }
 
+/* This thread's allocations, for the look at deferred frees every 64th. */
+static __thread unsigned int reclaim_tick __attribute__((tls_model("initial-exec")));
+
 /*
  * One allocation attempt with the region strategy's acquisition rule.
  * Return: 0; -ENOSPC nothing fits and no region could be had; -ENOMEM
@@ -640,10 +645,23 @@ static void describe_oom(struct flex_alloc *a, uint64_t size, uint64_t rounded,
 /*
  * Nothing fits and no region could be had: make room, retrying after each
  * step that did (g 0: larger than any region, nothing can help). First the
- * entirely free regions (of sizes that did not fit, or holding table
- * entries) are given back; then the memory-pressure callback runs, with no
- * lock held. Return: as attempt().
+ * deferred frees whose work has run are freed; then the entirely free
+ * regions (of sizes that did not fit, or holding table entries) are given
+ * back; then the oldest deferred frees are waited for, one at a time
+ * (PyTorch waits for its outstanding events before failing); last the
+ * memory-pressure callback runs. No lock is held across any callback.
+ * Return: as attempt().
  */
+/* Room was made (@freed bytes, @how): count the retry and try again. */
+static int retry(struct flex_alloc *a, const char *how, uint64_t freed, uint32_t g, uint64_t size,
+		 enum flex_alloc_kind kind, flex_alloc_index_t *out)
+{
+	alloc_debug(a, "no room for %llu bytes: %s (%llu bytes), retrying",
+		    (unsigned long long)size, how, (unsigned long long)freed);
+	atomic_fetch_add(&a->num_pressure_retries, 1);
+	return attempt(a, g, size, kind, out);
+}
+
 static int __attribute__((noinline))
 alloc_under_pressure(struct flex_alloc *a, uint32_t g, uint64_t size, enum flex_alloc_kind kind,
 		     flex_alloc_index_t *out)
@@ -653,19 +671,23 @@ alloc_under_pressure(struct flex_alloc *a, uint32_t g, uint64_t size, enum flex_
 	uint64_t freed;
 	int err = -ENOSPC;
 
-	if (g && !a->fixed) {
+	if (!g)
+		goto callback;
+	if (atomic_load(&a->num_pending) && (freed = deferred_reclaim(a, false)) &&
+	    (err = retry(a, "deferred frees reached", freed, g, size, kind, out)) != -ENOSPC)
+		return err;
+	if (!a->fixed) {
 		pthread_mutex_lock(&a->grow_lock);
 		freed = release_empty(a);
 		pthread_mutex_unlock(&a->grow_lock);
-		if (freed) {
-			alloc_debug(a, "no room for %llu bytes: gave back %llu bytes of empty regions, retrying",
-				    (unsigned long long)size, (unsigned long long)freed);
-			atomic_fetch_add(&a->num_pressure_retries, 1);
-			err = attempt(a, g, size, kind, out);
-			if (err != -ENOSPC)
-				return err;
-		}
+		if (freed && (err = retry(a, "gave back empty regions", freed, g, size, kind, out)) != -ENOSPC)
+			return err;
 	}
+	/* The oldest deferred frees, one at a time, until the allocation fits. */
+	while ((freed = deferred_wait_oldest(a)))
+		if ((err = retry(a, "waited for a deferred free", freed, g, size, kind, out)) != -ENOSPC)
+			return err;
+callback:
 	pthread_mutex_lock(&a->grow_lock);
 	pressure = a->pressure_fn;
 	pressure_user = a->pressure_user;
@@ -708,6 +730,10 @@ FLEX_EXPORT int flex_alloc_alloc(struct flex_alloc *a, uint64_t size, enum flex_
 	}
 	/* Larger than any region can be: never fits (g 0 matches nothing). */
 	g = rounded > FLEX_ALLOC_REGION_SIZE_LIMIT ? 0 : (uint32_t)(rounded >> GRANULE_SHIFT);
+	/* Deferred frees: look whether their work has run every 64th allocation. */
+	if (__builtin_expect(atomic_load_explicit(&a->num_pending, memory_order_relaxed) != 0, 0) &&
+	    (++reclaim_tick & 63) == 0)
+		deferred_reclaim(a, false);
 
 	err = g ? attempt(a, g, size, kind, out) : -ENOSPC;
 	if (__builtin_expect(err == -ENOSPC, 0))
@@ -783,35 +809,34 @@ lookup(struct flex_alloc *a, flex_alloc_index_t index, const char *what, struct 
 	return 0;
 }
 
-FLEX_EXPORT int flex_alloc_free(struct flex_alloc *a, flex_alloc_index_t index)
+/* A free refused for @err (lookup() set the message). */
+int refused_free(struct flex_alloc *a, int err)
 {
+	atomic_fetch_add(&a->num_bad_frees, 1);
+	alloc_log(a, FLEX_LOG_ERR, "flex_alloc: refused free: %s", flex_alloc_last_error());
+	return err;
+}
+
+/*
+ * Give back the block of @slot in @r (locked; it stays locked), merging it
+ * with its free neighbours; @index names it in the log and the history.
+ * Return: 0, *@emptied if the region is left entirely free and
+ * FLEX_ALLOC_F_RELEASE_EMPTY asks to know; -ENOMEM host memory (nothing
+ * changed, message set).
+ */
+static inline __attribute__((always_inline)) int
+free_in_region(struct flex_alloc *a, struct region *r, uint32_t slot, flex_alloc_index_t index,
+	       bool *emptied)
+{
+	struct slot *s = slot_at(&r->slots, slot);
 	struct coalesce_info ci;
-	struct region *r;
-	struct slot *s;
 	uint64_t bytes;
-	uint32_t slot;
-	bool empty;
 	int err;
 
-	err = lookup(a, index, "flex_alloc_free", &r, &slot);
-	if (err > 0) {
-		/* 0 bytes: nothing to give back */
-		alloc_event(a, FLEX_ALLOC_EV_FREE, FLEX_ALLOC_TENSOR, index, FLEX_ALLOC_NO_REGION,
-			    0, 0, 0);
-		return 0;
-	}
-	if (err) {
-		atomic_fetch_add(&a->num_bad_frees, 1);
-		alloc_log(a, FLEX_LOG_ERR, "flex_alloc: refused free: %s", flex_alloc_last_error());
-		return err;
-	}
-	s = slot_at(&r->slots, slot);
 	err = region_free(r, s->start, s->size, s->leaf, &ci);
-	if (err) {
-		region_unlock(r);
+	if (err)
 		return error_set(err, "flex_alloc_free: out of host memory for block metadata; index 0x%llx is still allocated",
 				 (unsigned long long)index);
-	}
 	bytes = gran_to_bytes(s->size);
 	r->requested_bytes -= slot_requested(s);
 	r->num_frees++;
@@ -827,11 +852,48 @@ FLEX_EXPORT int flex_alloc_free(struct flex_alloc *a, flex_alloc_index_t index)
 			    (unsigned long long)ci.start, (unsigned long long)ci.size);
 	slot_put(&r->slots, slot);
 	region_publish(r);
-	empty = (a->flags & FLEX_ALLOC_F_RELEASE_EMPTY) && r->num_live == 0;
-	region_unlock(r);
-	if (empty)
-		region_emptied(a, r);
+	*emptied = (a->flags & FLEX_ALLOC_F_RELEASE_EMPTY) && r->num_live == 0;
 	return 0;
+}
+
+int free_locked(struct flex_alloc *a, struct region *r, uint32_t slot, flex_alloc_index_t index,
+		bool *emptied)
+{
+	return free_in_region(a, r, slot, index, emptied);
+}
+
+int alloc_lookup(struct flex_alloc *a, flex_alloc_index_t index, const char *what,
+		 struct region **rp, uint32_t *slotp)
+{
+	return lookup(a, index, what, rp, slotp);
+}
+
+FLEX_EXPORT int flex_alloc_free(struct flex_alloc *a, flex_alloc_index_t index)
+{
+	struct region *r;
+	uint32_t slot;
+	bool emptied = false;
+	int err;
+
+	err = lookup(a, index, "flex_alloc_free", &r, &slot);
+	if (err > 0) {
+		/* 0 bytes: nothing to give back */
+		alloc_event(a, FLEX_ALLOC_EV_FREE, FLEX_ALLOC_TENSOR, index, FLEX_ALLOC_NO_REGION,
+			    0, 0, 0);
+		return 0;
+	}
+	if (err)
+		return refused_free(a, err);
+	if (__builtin_expect(slot_at(&r->slots, slot)->ext, 0)) {
+		/* Streams used it: they decide when the block is free. */
+		region_unlock(r);
+		return deferred_free(a, index, NULL, "flex_alloc_free");
+	}
+	err = free_in_region(a, r, slot, index, &emptied);
+	region_unlock(r);
+	if (!err && emptied)
+		region_emptied(a, r);
+	return err;
 }
 
 FLEX_EXPORT int flex_alloc_resolve(struct flex_alloc *a, flex_alloc_index_t index,
@@ -1020,6 +1082,7 @@ FLEX_EXPORT int flex_alloc_new(struct flex_region_source *src, const struct flex
 	pthread_mutex_init(&a->grow_lock, NULL);
 	pthread_mutex_init(&a->global_lock, NULL);
 	history_init(a);
+	deferred_init(a);
 	for (unsigned int i = 0; i < a->max_regions; i++)
 		region_setup(&a->regions[i], i,
 			     (cfg->flags & FLEX_ALLOC_F_GLOBAL_LOCK) ? &a->global_lock : NULL,
@@ -1099,6 +1162,7 @@ FLEX_EXPORT void flex_alloc_destroy(struct flex_alloc *a)
 	pthread_mutex_destroy(&a->grow_lock);
 	pthread_mutex_destroy(&a->global_lock);
 	history_fini(a);
+	deferred_fini(a);
 	flex_region_source_unref(a->src);
 	free(a->report_path);
 	free(a->regions);

@@ -54,6 +54,14 @@ struct alloc_history {
 	uint64_t recorded;
 };
 
+/* Blocks with stream uses or waiting to be freed, by region and slot (alloc_stream.c). */
+struct use_rec;
+struct use_map {
+	uint32_t *keys;			/* USE_KEY_NONE: empty */
+	struct use_rec **vals;
+	size_t cap, n;
+};
+
 struct flex_alloc {
 	struct flex_region_source *src;
 	enum flex_alloc_region_strategy region_strategy;
@@ -96,6 +104,21 @@ struct flex_alloc {
 	_Atomic bool recording;		/* the history is on: hist.cap > 0 */
 	struct alloc_history hist;
 
+	/*
+	 * Stream-ordered frees and stream uses (alloc_stream.c), under
+	 * use_lock, taken after a region lock, never before one. Queue
+	 * callbacks run with no lock held, on records taken out of the lists;
+	 * busy counts the threads doing so, so that a queue is only retired
+	 * once none may still call it.
+	 */
+	pthread_mutex_t use_lock;
+	pthread_cond_t use_idle;	/* busy dropped to 0 */
+	unsigned int busy;
+	struct use_map uses;
+	struct use_rec *pend_head, *pend_tail;	/* frees waiting for queues, oldest first */
+	uint64_t pending_bytes;
+	_Atomic uint64_t num_pending;
+
 	struct region *regions;		/* max_regions slots */
 };
 
@@ -109,6 +132,31 @@ struct flex_alloc {
 
 /* Append the report FLEX_ALLOC_REPORT asked for (alloc_report.c). */
 void alloc_write_exit_report(struct flex_alloc *a);
+
+/* allocator.c, for alloc_stream.c. */
+int refused_free(struct flex_alloc *a, int err);
+/* lookup() below for another file: 0 with the region locked, 1 a 0-byte index, -errno. */
+int alloc_lookup(struct flex_alloc *a, flex_alloc_index_t index, const char *what,
+		 struct region **rp, uint32_t *slotp);
+/* Free the block of @slot in @r (locked, stays locked); see allocator.c. */
+int free_locked(struct flex_alloc *a, struct region *r, uint32_t slot, flex_alloc_index_t index,
+		bool *emptied);
+/* F_RELEASE_EMPTY: @r became entirely free (no lock held). */
+void region_emptied(struct flex_alloc *a, struct region *r);
+
+/* Stream-ordered frees (alloc_stream.c). */
+void deferred_init(struct flex_alloc *a);
+void deferred_fini(struct flex_alloc *a);
+/* Free @index once the points of @q (may be NULL) and of its recorded uses are reached. */
+int deferred_free(struct flex_alloc *a, flex_alloc_index_t index, struct flex_alloc_queue *q,
+		  const char *what);
+/* Free the deferred blocks whose points are reached (all, waiting, with @wait). Return: bytes. */
+uint64_t deferred_reclaim(struct flex_alloc *a, bool wait);
+/* Wait for the oldest deferred free and free it. Return: its bytes, 0 if there was none. */
+uint64_t deferred_wait_oldest(struct flex_alloc *a);
+/* Whether the block of @slot in @r (locked) waits to be freed; if so the index freed. */
+bool deferred_pending(struct flex_alloc *a, const struct region *r, uint32_t slot,
+		      flex_alloc_index_t *index);
 
 /* The allocation history (alloc_history.c); record through alloc_event(). */
 void history_init(struct flex_alloc *a);

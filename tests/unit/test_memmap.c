@@ -445,6 +445,33 @@ START_TEST(a_history_is_drawn_over_time)
 }
 END_TEST
 
+/* A block freed after queued work is drawn apart ("block pending"). */
+START_TEST(pending_blocks_are_drawn_apart)
+{
+	struct json_object *rep = json_tokener_parse(
+		"{\"summary\":{\"reserved_bytes\":1024,\"allocated_bytes\":512},\"regions\":["
+		"{\"region\":0,\"region_id\":0,\"size\":1024,\"blocks\":["
+		"{\"offset\":0,\"size\":256,\"state\":\"allocated\",\"kind\":\"tensor\",\"index\":\"0x1\",\"requested\":256},"
+		"{\"offset\":256,\"size\":256,\"state\":\"pending\",\"kind\":\"tensor\",\"index\":\"0x2\",\"requested\":200},"
+		"{\"offset\":512,\"size\":512,\"state\":\"free\"}]}]}");
+	struct picture pic = { 0 };
+	const struct rect *r;
+	char err[256] = "";
+
+	ck_assert_msg(rep, "test report does not parse");
+	ck_assert_msg(render(rep, NULL, NULL, &pic, err, sizeof(err)) == 0, "render: %s", err);
+	ck_assert_msg(count_class(&pic, "block tensor") == 1 && count_class(&pic, "block pending") == 1,
+		      "expected 1 tensor and 1 pending rect, got %u and %u",
+		      count_class(&pic, "block tensor"), count_class(&pic, "block pending"));
+	r = find_rect(&pic, 0, 256);
+	ck_assert_msg(strstr(r->title, "freed, waiting for queued work: tensor 0x2"),
+		      "pending tooltip: got \"%s\"", r->title);
+	ck_assert_msg(strstr(pic.svg, ">pending free</text>"), "legend lacks the pending free entry");
+	free(pic.svg);
+	json_object_put(rep);
+}
+END_TEST
+
 static Suite *memmap_suite(void)
 {
 	Suite *s = suite_create("memmap");
@@ -458,6 +485,7 @@ static Suite *memmap_suite(void)
 	tcase_add_test(tc, malformed_reports_are_refused_with_the_place);
 	tcase_add_test(tc, a_libflex_report_renders);
 	tcase_add_test(tc, a_history_is_drawn_over_time);
+	tcase_add_test(tc, pending_blocks_are_drawn_apart);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -197,6 +197,8 @@ void check_invariants(struct flex_alloc *a, const char *what)
 	require(flex_alloc_get_stats(a, &st) == 0, "%s: stats failed", what);
 	while (i < l.n) {
 		struct flex_alloc_region_stats rs;
+		struct flex_vaddr va;
+		uint64_t size;
 		unsigned int region = l.b[i].region;
 		uint64_t end = 0;
 		bool prev_free = false;
@@ -229,10 +231,14 @@ void check_invariants(struct flex_alloc *a, const char *what)
 				nfree++;
 				if (b->size > largest)
 					largest = b->size;
+			} else if (b->is_pending) {
+				/* Freed after queues: its index is dead, its memory not. */
+				alloc_total += b->size;
+				nlive++;
+				require(flex_alloc_resolve(a, b->index, &va, &size) == -ENOENT,
+					"%s: pending block 0x%llx still resolves", what,
+					(unsigned long long)b->index);
 			} else {
-				struct flex_vaddr va;
-				uint64_t size;
-
 				alloc_total += b->size;
 				nlive++;
 				require(flex_alloc_resolve(a, b->index, &va, &size) == 0 &&

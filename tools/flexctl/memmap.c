@@ -344,6 +344,8 @@ static void header(FILE *f, const struct memmap_opts *o, struct json_object *rep
 		"  .block.program { fill: " COLOR_PROGRAM "; stroke: #ffffff; stroke-width: 0.4; }\n"
 		"  .block.free { fill: url(#hatch); stroke: none; }\n"
 		"  .block.free.largest { stroke: " COLOR_LARGEST "; stroke-width: 2; }\n"
+		"  .block.pending { fill: " COLOR_TENSOR "; fill-opacity: 0.35; stroke: " COLOR_TENSOR "; "
+		"stroke-width: 1; stroke-dasharray: 3 2; }\n"
 		"  .block:hover { stroke: #000000; stroke-width: 1.5; }\n"
 		"  .frame { fill: none; stroke: #555555; stroke-width: 1; }\n"
 		"  .h1 { font-size: 20px; font-weight: bold; fill: #222222; }\n"
@@ -386,6 +388,7 @@ static void header(FILE *f, const struct memmap_opts *o, struct json_object *rep
 			{ "block program", "program" },
 			{ "block free", "free" },
 			{ "block free largest", "largest free block" },
+			{ "block pending", "pending free" },
 		};
 		double x = MEMMAP_MARGIN;
 
@@ -410,6 +413,8 @@ static const char legend_style[] =
 	"  .legend.program { fill: " COLOR_PROGRAM "; }\n"
 	"  .legend.free { fill: url(#hatch); stroke: #bbbbbb; stroke-width: 1; }\n"
 	"  .legend.free.largest { stroke: " COLOR_LARGEST "; stroke-width: 2; }\n"
+	"  .legend.pending { fill: " COLOR_TENSOR "; fill-opacity: 0.35; stroke: " COLOR_TENSOR "; "
+	"stroke-dasharray: 3 2; }\n"
 	"</style>\n";
 
 static int check_blocks(struct json_object *region, unsigned int ri, uint64_t rsize,
@@ -434,9 +439,9 @@ static int check_blocks(struct json_object *region, unsigned int ri, uint64_t rs
 				jnum(b, "offset", 0), size, rsize);
 			return -EINVAL;
 		}
-		if (strcmp(state, "free") && strcmp(state, "allocated")) {
-			set_err(err, errlen, "region %u block %zu: state \"%s\" (expected \"free\" "
-				"or \"allocated\")", ri, i, state);
+		if (strcmp(state, "free") && strcmp(state, "allocated") && strcmp(state, "pending")) {
+			set_err(err, errlen, "region %u block %zu: state \"%s\" (expected \"free\", "
+				"\"allocated\" or \"pending\")", ri, i, state);
 			return -EINVAL;
 		}
 	}
@@ -448,6 +453,7 @@ static void draw_block(FILE *f, const struct layout *L, unsigned int ri, struct 
 {
 	uint64_t off = jnum(b, "offset", 0), size = jnum(b, "size", 0);
 	bool is_free = !strcmp(jstr(b, "state", ""), "free");
+	bool pending = !strcmp(jstr(b, "state", ""), "pending");
 	const char *kind = is_free ? "free" : jstr(b, "kind", "tensor");
 	char h1[32], h2[32];
 
@@ -456,7 +462,7 @@ static void draw_block(FILE *f, const struct layout *L, unsigned int ri, struct 
 		kind = "tensor";
 	fprintf(f, "  <rect class=\"block %s%s\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
 		"height=\"%.2f\" data-region=\"%u\" data-offset=\"%" PRIu64 "\" data-size=\"%"
-		PRIu64 "\"", kind, largest ? " largest" : "", x_of(L, off, rsize), y,
+		PRIu64 "\"", pending ? "pending" : kind, largest ? " largest" : "", x_of(L, off, rsize), y,
 		w_of(L, size, rsize), BAR_H, ri, off, size);
 	if (!is_free) {
 		fprintf(f, " data-index=\"");
@@ -469,10 +475,10 @@ static void draw_block(FILE *f, const struct layout *L, unsigned int ri, struct 
 			   largest ? "largest " : "", off, hsize(h1, sizeof(h1), off),
 			   hsize(h2, sizeof(h2), size), size);
 	else
-		xml_printf(f, "%s %s\noffset 0x%" PRIx64 " (%s)\nsize %s (%" PRIu64
-			   " bytes), requested %" PRIu64, kind, jstr(b, "index", "?"), off,
-			   hsize(h1, sizeof(h1), off), hsize(h2, sizeof(h2), size), size,
-			   jnum(b, "requested", size));
+		xml_printf(f, "%s%s %s\noffset 0x%" PRIx64 " (%s)\nsize %s (%" PRIu64
+			   " bytes), requested %" PRIu64, pending ? "freed, waiting for queued work: " : "",
+			   kind, jstr(b, "index", "?"), off, hsize(h1, sizeof(h1), off),
+			   hsize(h2, sizeof(h2), size), size, jnum(b, "requested", size));
 	fprintf(f, "</title></rect>\n");
 }
 

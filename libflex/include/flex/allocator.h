@@ -301,13 +301,114 @@ int flex_alloc_alloc(struct flex_alloc *a, uint64_t size, enum flex_alloc_kind k
  */
 int flex_alloc_free(struct flex_alloc *a, flex_alloc_index_t index);
 
+/*
+ * Stream-ordered memory (Since: 0.2), as PyTorch's CUDA caching allocator
+ * has it. Device work is queued (FlexStream: flex/stream.h): a block freed
+ * while queued work still names it must not be handed out again until
+ * that work has run, or the next tensor in it is overwritten by the old
+ * work (a device data race). The allocator follows queues through struct
+ * flex_alloc_queue: a FlexStream is one (flex_stream_alloc_queue()), and a
+ * runtime may plug in its own.
+ *
+ *  - flex_alloc_free_after(a, index, q): the caller's index is dead at
+ *    once (freeing or resolving it again is refused), but the block stays
+ *    allocated until the work enqueued on q before the call has run.
+ *  - flex_alloc_record_use(a, index, q) (PyTorch's recordStream): the
+ *    block is also used by work on q; when it is freed (by either call),
+ *    it also waits for the work enqueued on q until then. Reuse waits only
+ *    for the queues that used the block; a queue with nothing pending
+ *    costs nothing.
+ *  - A deferred block is freed when an allocation finds its points
+ *    reached (the allocator looks every 64th allocation on a thread, and
+ *    before failing), by flex_alloc_reclaim(), or by flex_alloc_trim().
+ *    An allocation that finds no room first frees what is reached, then
+ *    gives back empty regions, then waits for the oldest deferred frees,
+ *    one at a time, retrying after each, and only then calls the
+ *    memory-pressure callback.
+ *  - Until freed, a deferred block counts as allocated (the memory is in
+ *    use by the device) and in pending_free_bytes; reports show it as
+ *    "pending".
+ *
+ * Queue callbacks are called with no allocator lock held, from any thread
+ * that allocates or frees. A queue must outlive its use by the allocator:
+ * flex_alloc_queue_retire() before it goes (FlexStream does this in
+ * flex_stream_destroy() for its context's allocator).
+ */
+struct flex_alloc_queue;
+
+/**
+ * struct flex_alloc_queue_ops - how the allocator follows a queue of work.
+ * @point:	the point that is reached once everything enqueued on @q so
+ *		far has run, or 0 if all of it is known to have run already
+ *		(the block is then freed at once). Increasing on one queue.
+ * @query:	0 if @point is reached (the work ran, failed, or was dropped
+ *		and will never run); anything else: not yet. Must not block.
+ * @wait:	block until @point is reached, or until its work failed or
+ *		was dropped; the return value is not used (the block is
+ *		freed either way).
+ */
+struct flex_alloc_queue_ops {
+	uint64_t (*point)(struct flex_alloc_queue *q);
+	int (*query)(struct flex_alloc_queue *q, uint64_t point);
+	int (*wait)(struct flex_alloc_queue *q, uint64_t point);
+};
+
+/** struct flex_alloc_queue - embed it in the queue's own structure. */
+struct flex_alloc_queue {
+	const struct flex_alloc_queue_ops *ops;
+};
+
+/**
+ * flex_alloc_free_after() - free an allocation once the work enqueued on
+ * @q so far (and on the queues of its recorded uses) has run. Since: 0.2.
+ * @q:		the queue whose work uses the block (NULL: only the recorded
+ *		uses count, as flex_alloc_free()).
+ *
+ * Return: as flex_alloc_free(); -EINVAL also for a @q without ops; -ENOMEM
+ * no host memory to remember the free (the allocation stays live).
+ */
+int flex_alloc_free_after(struct flex_alloc *a, flex_alloc_index_t index,
+			  struct flex_alloc_queue *q);
+
+/**
+ * flex_alloc_record_use() - the allocation is also used by work on @q
+ * (PyTorch's recordStream()). Since: 0.2. Recording a queue twice is
+ * recording it once; a 0-byte allocation needs nothing.
+ * Return: 0; -EINVAL / -ENOENT as flex_alloc_resolve(), or @q without ops;
+ * -ENOMEM.
+ */
+int flex_alloc_record_use(struct flex_alloc *a, flex_alloc_index_t index,
+			  struct flex_alloc_queue *q);
+
+/* flex_alloc_reclaim() flags. */
+#define FLEX_ALLOC_RECLAIM_WAIT		(1U << 0) /* wait for every deferred free */
+
+/**
+ * flex_alloc_reclaim() - free the deferred blocks whose work has run (with
+ * FLEX_ALLOC_RECLAIM_WAIT: wait for all of them). Since: 0.2.
+ * @freed:	if not NULL, the bytes freed.
+ * Return: 0; -EINVAL unknown flags.
+ */
+int flex_alloc_reclaim(struct flex_alloc *a, unsigned int flags, uint64_t *freed);
+
+/**
+ * flex_alloc_queue_retire() - forget @q: its points count as reached and
+ * its recorded uses are dropped. Call it when the work on @q has run (or
+ * been cancelled) and before @q goes away; it waits until no thread still
+ * calls @q's callbacks. Since: 0.2.
+ */
+void flex_alloc_queue_retire(struct flex_alloc *a, struct flex_alloc_queue *q);
+
 /**
  * flex_alloc_trim() - give every entirely free region back to the source,
  * what PyTorch's torch.cuda.empty_cache() does for its cache. Since: 0.2.
  * @released:	if not NULL, the bytes given back.
  *
- * Regions holding a live allocation stay; with fixed_regions nothing is
- * given back (it could not be acquired again). Return: 0.
+ * Deferred frees whose work has run are freed first (flex_alloc_reclaim()
+ * without waiting; call it with FLEX_ALLOC_RECLAIM_WAIT before to wait for
+ * all, as empty_cache() synchronizes). Regions holding a live or deferred
+ * allocation stay; with fixed_regions nothing is given back (it could not
+ * be acquired again). Return: 0.
  */
 int flex_alloc_trim(struct flex_alloc *a, uint64_t *released);
 
@@ -342,7 +443,7 @@ void flex_alloc_set_pressure_callback(struct flex_alloc *a, flex_alloc_pressure_
  * asked for before rounding.
  */
 struct flex_alloc_stats {
-	uint64_t allocated_bytes;	/* in live allocations now */
+	uint64_t allocated_bytes;	/* in live allocations now, deferred frees included */
 	uint64_t peak_allocated_bytes;	/* highest allocated_bytes since creation or reset */
 	uint64_t requested_bytes;	/* asked by live allocations, unrounded */
 	uint64_t reserved_bytes;	/* in regions held now */
@@ -357,6 +458,8 @@ struct flex_alloc_stats {
 	uint64_t num_bad_frees;		/* frees refused (double, stale, foreign) */
 	uint64_t num_live_blocks;	/* allocations alive now */
 	uint64_t num_free_blocks;	/* free blocks now, all regions */
+	uint64_t pending_free_bytes;	/* freed after queues, not reached yet (Since: 0.2) */
+	uint64_t num_pending_frees;	/* such blocks (Since: 0.2) */
 	uint64_t num_region_acquires;	/* regions acquired so far */
 	uint64_t num_region_releases;	/* regions given back so far */
 	uint32_t num_regions;		/* regions held now */
@@ -494,11 +597,12 @@ int flex_alloc_get_region_stats(struct flex_alloc *a, unsigned int n,
 struct flex_alloc_block_info {
 	unsigned int region;		/* n as in flex_alloc_get_region_stats() */
 	unsigned int is_free;		/* 1 free, 0 allocated */
+	unsigned int is_pending;	/* allocated, freed after queues (Since: 0.2) */
 	uint64_t region_id;
 	uint64_t offset;
 	uint64_t size;
 	enum flex_alloc_kind kind;	/* allocated blocks only */
-	flex_alloc_index_t index;	/* allocated blocks only, else NONE */
+	flex_alloc_index_t index;	/* allocated blocks only, else NONE; pending: as freed */
 	uint64_t requested;		/* allocated blocks only: size asked */
 };
 
