@@ -3,12 +3,15 @@
  * libflex against the real driver: the device API and FlexAllocator on the
  * driver-backed region source, in VF mode (the defaults, max_regions capped
  * by the lookup table, region sizes from the VF's quota) and in PF mode
- * (fixed regions up front).
+ * (fixed regions up front); the functions sysfs lists, and FLEX_DEVICE
+ * choosing the node.
  */
 #include <sys/mman.h>
 
 #include <flex/allocator.h>
+#include <flex/context.h>
 #include <flex/device.h>
+#include <flex/job.h>
 
 #include "kselftest_harness.h"
 #include "flex_test.h"
@@ -195,6 +198,57 @@ TEST(pf_allocator_with_fixed_regions_uses_physical_ids)
 	flex_alloc_destroy(a);
 	EXPECT_EQ(0, sysfs_num(FLEX_SYSFS "/used"));
 	flex_device_close(dev);
+}
+
+/* The functions present, from sysfs, and FLEX_DEVICE choosing one. */
+TEST(enumerate_and_select_with_flex_device)
+{
+	struct flex_device_info d[8];
+	struct flex_context *ctx;
+	struct flex_alloc_stats st;
+	struct flex_device *dev;
+	struct flex_query q;
+	unsigned int n = 0;
+
+	ASSERT_EQ(0, set_numvfs(2));
+	ASSERT_EQ(0, flex_device_enumerate(d, 8, &n));
+	ASSERT_EQ(3, n);
+	EXPECT_STREQ("flex0", d[0].name);
+	EXPECT_STREQ("/dev/flex0", d[0].node);
+	EXPECT_EQ(FLEX_MODE_PF, d[0].mode);
+	EXPECT_EQ(sysfs_num(FLEX_SYSFS "/table_size"), d[0].table_size);
+	EXPECT_EQ(sysfs_num(FLEX_SYSFS "/capacity"), d[0].capacity);
+	EXPECT_STREQ("flex0vf1", d[2].name);
+	EXPECT_EQ(FLEX_MODE_VF, d[2].mode);
+	EXPECT_EQ(1, d[2].vf_index);
+	EXPECT_EQ(8, d[2].table_size);
+	EXPECT_EQ(d[0].capacity, d[2].capacity);
+	EXPECT_EQ(d[0].capacity, d[2].quota_capacity);
+	EXPECT_EQ(0, access(d[2].node, F_OK));
+
+	/* FLEX_DEVICE picks the node (a path or a name), and so the mode. */
+	setenv("FLEX_DEVICE", "/dev/flex0vf1", 1);
+	ASSERT_EQ(0, flex_device_open(NULL, &dev));
+	ASSERT_EQ(0, flex_device_query(dev, &q));
+	EXPECT_EQ(FLEX_MODE_VF, q.mode);
+	EXPECT_EQ(1, q.vf_index);
+	flex_device_close(dev);
+	setenv("FLEX_DEVICE", "flex0vf0", 1);
+	ASSERT_EQ(0, flex_context_open(NULL, &ctx)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_device_query(flex_context_device(ctx), &q));
+	EXPECT_EQ(FLEX_MODE_VF, q.mode);
+	EXPECT_EQ(0, q.vf_index);
+	ASSERT_EQ(0, flex_alloc_get_stats(flex_context_allocator(ctx), &st));
+	EXPECT_EQ(8, st.max_regions);
+	flex_context_destroy(ctx);
+	unsetenv("FLEX_DEVICE");
+	ASSERT_EQ(0, flex_device_open(NULL, &dev));
+	ASSERT_EQ(0, flex_device_query(dev, &q));
+	EXPECT_EQ(FLEX_MODE_PF, q.mode);
+	flex_device_close(dev);
+	EXPECT_EQ(0, set_numvfs(0));
+	ASSERT_EQ(0, flex_device_enumerate(d, 8, &n));
+	EXPECT_EQ(1, n);
 }
 
 TEST_HARNESS_MAIN
