@@ -605,8 +605,10 @@ static int attempt(struct flex_alloc *a, uint32_t g, uint64_t size, enum flex_al
 static void describe_oom(struct flex_alloc *a, uint64_t size, uint64_t rounded,
 			 enum flex_alloc_kind kind)
 {
+	struct flex_region_source_info info;
+	bool have_info = flex_region_source_get_info(a->src, &info) == 0;
 	struct msgbuf m = error_begin();
-	uint64_t total = 0, largest = 0;
+	uint64_t total = 0, largest = 0, pending, npending;
 	unsigned int n = 0;
 	char h[32];
 	struct {
@@ -636,6 +638,17 @@ static void describe_oom(struct flex_alloc *a, uint64_t size, uint64_t rounded,
 		      n, a->max_regions,
 		      atomic_load(&a->regions_locked) ? "locked" : "not locked",
 		      (unsigned long long)total, (unsigned long long)largest);
+	pthread_mutex_lock(&a->use_lock);
+	pending = a->pending_bytes;
+	npending = atomic_load(&a->num_pending);
+	pthread_mutex_unlock(&a->use_lock);
+	if (npending)
+		msgbuf_printf(&m, "; %llu bytes in %llu blocks freed but waiting for queued work",
+			      (unsigned long long)pending, (unsigned long long)npending);
+	if (have_info)
+		msgbuf_printf(&m, "; the source has %llu bytes free for new regions (largest %llu) of %llu",
+			      (unsigned long long)info.free, (unsigned long long)info.largest_free,
+			      (unsigned long long)info.capacity);
 	for (unsigned int i = 0; i < n; i++)
 		msgbuf_printf(&m, "; region 0x%llx: size %llu, free %llu, largest free block %llu",
 			      (unsigned long long)rs[i].id, (unsigned long long)rs[i].size,

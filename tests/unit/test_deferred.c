@@ -248,6 +248,14 @@ START_TEST(pressure_waits_for_the_oldest_deferred_frees)
 	expect_offset("the next two blocks, merged", a, y, 256 * KiB);
 	expect_pending("one still waits", a, 1, 256 * KiB);
 	check_invariants(a, "pressure");
+	/* Nothing left to wait for but the last: the message says what waits. */
+	s.enqueued = 200;
+	ck_assert_int_eq(flex_alloc_free_after(a, y, &s.q), 0);
+	ck_assert_int_eq(flex_alloc_alloc(a, 2 * MiB, FLEX_ALLOC_TENSOR, &y), -ENOMEM);
+	ck_assert_msg(s.reached == 200 &&
+		      strstr(flex_alloc_last_error(), "out of device memory: asked 2097152 bytes"),
+		      "2 MiB in a 1 MiB device: every deferred free waited for, then -ENOMEM: \"%s\"",
+		      flex_alloc_last_error());
 	flex_alloc_destroy(a);
 }
 END_TEST
