@@ -947,16 +947,26 @@ FLEX_EXPORT void flex_alloc_set_pressure_callback(struct flex_alloc *a, flex_all
 
 /* ---- lifetime ---- */
 
-#define SCALED_SIZES	8	/* fallback sizes scaled to the source: 1/4 .. 1/512 */
+#define SCALED_SIZES	8	/* fallback sizes scaled to the source, halving */
 
 /*
- * Default region sizes for a source of @capacity bytes (allocator.h): a
- * quarter of it, halving down to 1/512, in multiples of the source's
- * alignment; the first region 1/64 of it. A source that cannot say its
- * capacity gets the RFC's 12, 8 and 4 GiB.
+ * Default region sizes for a source of @capacity bytes (allocator.h), in
+ * multiples of the source's alignment, largest first, halving SCALED_SIZES
+ * times. FillFirst acquires only when nothing fits: a quarter of the
+ * capacity at most, the first region 1/64 of it and each later one at most
+ * what is held (grow), so a small job takes little and the table's few
+ * entries still reach all of it. LoadBalancing acquires before every
+ * allocation, so it holds max_regions regions after as many allocations
+ * whatever their size: 1/max_regions of the capacity each, the most
+ * regions to spread threads over (with the FillFirst sizes, 8 regions of
+ * which 3 large, the two threads of tests/bench/alloc_bench.c free more
+ * blocks in each other's region and did 11% less work per CPU-second).
+ * A source that cannot say its capacity gets the RFC's 12, 8 and 4 GiB.
  */
 static void scale_sizes(struct flex_alloc *a, uint64_t capacity)
 {
+	bool fill_first = a->region_strategy == FLEX_ALLOC_FILL_FIRST;
+	uint64_t top = capacity / (fill_first ? 4 : a->max_regions);
 	unsigned int n = 0;
 
 	if (!capacity) {
@@ -967,15 +977,17 @@ static void scale_sizes(struct flex_alloc *a, uint64_t capacity)
 		return;
 	}
 	for (unsigned int k = 0; k < SCALED_SIZES; k++) {
-		uint64_t size = (capacity / 4 >> k) / a->align * a->align;
+		uint64_t size = (top >> k) / a->align * a->align;
 
 		if (!size || (n && size == a->fallback_sizes[n - 1]))
 			break;
 		a->fallback_sizes[n++] = size;
 	}
 	if (!n)
-		a->fallback_sizes[n++] = a->align;	/* a source smaller than 4 alignments */
+		a->fallback_sizes[n++] = a->align;	/* a source smaller than the regions */
 	a->num_fallback_sizes = n;
+	if (!fill_first)
+		return;
 	a->first_size = capacity / 64 / a->align * a->align;
 	if (a->first_size < a->fallback_sizes[n - 1])
 		a->first_size = a->fallback_sizes[n - 1];
@@ -1112,12 +1124,14 @@ FLEX_EXPORT int flex_alloc_new(struct flex_region_source *src, const struct flex
 			    cfg->block_strategy == FLEX_ALLOC_BEST_FIT ? "best-fit" : "first-fit",
 			    a->max_regions, table ? " (capped by the source's table)" : "",
 			    cfg->fixed_regions);
+		bool scaled = !cfg->num_fallback_sizes && info.capacity;
+
 		alloc_debug(a, "region sizes %s down to %s in %u steps%s%s%s%s%s",
 			    human_bytes(h1, sizeof(h1), a->fallback_sizes[0]),
 			    human_bytes(h2, sizeof(h2), a->fallback_sizes[a->num_fallback_sizes - 1]),
 			    a->num_fallback_sizes, cfg->num_fallback_sizes ? ", configured" : "",
-			    a->grow ? ", scaled to " : "",
-			    a->grow ? human_bytes(h3, sizeof(h3), info.capacity) : "",
+			    scaled ? ", scaled to " : "",
+			    scaled ? human_bytes(h3, sizeof(h3), info.capacity) : "",
 			    a->grow ? ", the first " : "",
 			    a->grow ? human_bytes(h4, sizeof(h4), a->first_size) : "");
 	}

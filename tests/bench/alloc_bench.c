@@ -36,7 +36,7 @@
  *                              threads each running the steady trace on
  *                              5,000 live blocks of one default allocator
  *                              (LoadBalancing, regions scaled to the
- *                              144 GiB source: 8 of 2.25 to 36 GiB), over
+ *                              144 GiB source: 12 of 12 GiB), over
  *                              1 thread running
  *                              it on 10,000: median of the ratios of
  *                              THROUGHPUT_RUNS rounds, each a 1-thread run

@@ -430,9 +430,9 @@ END_TEST
 
 /*
  * On a 16 GiB device with the defaults (LoadBalancing without a table,
- * regions scaled from 256 MiB): allocate and free (merging with the free
- * rest of the region), two allocations that acquire 256 MiB and 512 MiB,
- * and one larger than the device.
+ * regions of 1/12 of it): allocate and free (merging with the free rest of
+ * the region), two allocations that acquire a region each, and one larger
+ * than the device.
  */
 static void debug_workload(struct flex_alloc *a)
 {
@@ -448,13 +448,13 @@ static void check_debug_log(const char *how, const struct log_capture *log)
 {
 	static const char *const want[] = {
 		"flex_alloc: new allocator: load-balancing (auto), first-fit, max_regions 12, 0 fixed regions",
-		"flex_alloc: region sizes 4.0 GiB down to 32.0 MiB in 8 steps, scaled to 16.0 GiB, the first 256.0 MiB",
-		"flex_alloc: acquire region of 256.0 MiB (size 1 of 4 for 4096 bytes): ok",
-		"flex_alloc: region 0: id 0x0, 268435456 bytes",
+		"flex_alloc: region sizes 1.3 GiB down to 10.7 MiB in 8 steps, scaled to 16.0 GiB\n",
+		"flex_alloc: acquire region of 1.3 GiB (size 1 of 8 for 4096 bytes): ok",
+		"flex_alloc: region 0: id 0x0, 1431655680 bytes",
 		"flex_alloc: alloc 4096 bytes (block 4096) for a tensor: index 0x",
 		"flex_alloc: free index 0x",
 		"flex_alloc: coalesce in region 0x0: with next -> free block at 0x0",
-		"flex_alloc: acquire region of 512.0 MiB (size 1 of 5 for 4096 bytes): ok",
+		"flex_alloc: region 2: id 0x2, 1431655680 bytes (1.3 GiB); 3 of 12 regions",
 		"flex_alloc: acquire region of 32.0 GiB (size 1 of 1 for 34359738368 bytes): Argument list too long",
 		"flex_alloc: no region for 34359738368 bytes could be acquired (Argument list too long); not locked",
 		"flex_alloc: out of device memory: asked 34359738368 bytes",
@@ -661,7 +661,7 @@ START_TEST(history_of_allocations)
 	x = must_alloc(a, 128, FLEX_ALLOC_TENSOR);
 	ck_assert_int_eq(flex_alloc_get_history(a, ev, 8, &n, &recorded), 0);
 	ck_assert_msg(n == 2 && ev[0].action == FLEX_ALLOC_EV_REGION_ACQUIRE &&
-		      ev[0].size == 1 * GiB / 64 && ev[1].index == x,
+		      ev[0].size == 1 * GiB / 12 / 128 * 128 && ev[1].index == x,
 		      "FLEX_ALLOC_HISTORY=2: expected the region acquisition and the allocation, got %zu events, first %s of %llu bytes",
 		      n, flex_alloc_event_name(ev[0].action), (unsigned long long)ev[0].size);
 	flex_alloc_destroy(a);

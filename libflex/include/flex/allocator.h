@@ -25,13 +25,17 @@
  *    region that cannot hold the request is never acquired for it.
  *  - Default sizes (Since: 0.2) are scaled to the memory behind the source
  *    (flex_region_source_get_info(): the device's capacity, or the
- *    function's quota when lower), C: fallback sizes C/4, C/8, ... down to
- *    C/512, and while the allocator grows, a new region is no larger than
- *    what it holds already, and at least C/64 (the first region). So a
- *    small workload reserves C/64, reserved memory at most doubles per
- *    region, and 8 regions (a VF's lookup table) reach all of C: on a
- *    128 GiB device, regions of 2, 2, 4, 8, 16, 32, 32, 32 GiB. A source
- *    that cannot tell its capacity gets the RFC's 12, 8, 4 GiB.
+ *    function's quota when lower), C, halving 7 times for the fallbacks.
+ *    With FILL_FIRST: C/4 down to C/512, and a new region is no larger
+ *    than what the allocator holds already, and at least C/64 (the first
+ *    region). So a small workload reserves C/64, reserved memory at most
+ *    doubles per region, and 8 regions (a VF's lookup table) reach all of
+ *    C: on a 128 GiB device, regions of 2, 2, 4, 8, 16, 32, 32, 32 GiB.
+ *    With LOAD_BALANCING, which acquires before every allocation and so
+ *    holds max_regions regions after as many allocations anyway:
+ *    C/max_regions down to C/(128 max_regions), the most regions to spread
+ *    over (10.7 GiB each on 128 GiB with 12). A source that cannot tell
+ *    its capacity gets the RFC's 12, 8, 4 GiB.
  *  - The region set is locked for good when max_regions is reached
  *    (default 12, never more than the source's lookup table) or the
  *    source's table is full (-ENOSPC from it). A source out of memory
