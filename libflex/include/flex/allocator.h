@@ -77,13 +77,17 @@
  *    a loop that allocates and frees one block acquires one region, not
  *    one per iteration (Since: 0.2). flex_alloc_trim() gives back every
  *    entirely free region (PyTorch's empty_cache()).
- *  - When nothing fits and no region can be acquired, entirely free
- *    regions (of sizes that did not fit) are given back and the
- *    acquisition tried again (Since: 0.2; not with fixed_regions). Then
- *    the memory-pressure callback (if any) is called with no lock held,
- *    and the allocation is retried once; if it fails again the call
- *    returns -ENOMEM and flex_alloc_last_error() names the size asked, the
- *    free total and the largest free block of every region.
+ *  - When nothing fits and no region can be acquired (Since: 0.2), the
+ *    blocks freed after queued work that has run are freed, entirely free
+ *    regions (of sizes that did not fit) are given back (not with
+ *    fixed_regions), and the oldest blocks still waiting for queued work
+ *    are waited for one at a time (see "Stream-ordered memory" below),
+ *    the allocation retried after each step that made room. Then the
+ *    memory-pressure callback (if any) is called with no lock held, and
+ *    the allocation is retried once; if it fails again the call returns
+ *    -ENOMEM and flex_alloc_last_error() names the size asked, the free
+ *    total and the largest free block of every region, what waits for
+ *    queued work, and what the source has free.
  *
  * Thread safety: every function may be called from any number of threads
  * at once. Each region has its own lock, and threads working in different
