@@ -46,14 +46,34 @@ _Static_assert((1U << INDEX_REGION_BITS) >= FLEX_ALLOC_REGIONS_LIMIT,
 	       "region slots must fit in an index");
 _Static_assert(INDEX_TAG_BITS >= 12, "an index needs room for the allocator tag");
 
+/* The allocation history ring (alloc_history.c). */
+struct alloc_history {
+	pthread_mutex_t lock;
+	struct flex_alloc_event *ring;
+	size_t cap, head, count;
+	uint64_t recorded;
+};
+
+/* Blocks with stream uses or waiting to be freed, by region and slot (alloc_stream.c). */
+struct use_rec;
+struct use_map {
+	uint32_t *keys;			/* USE_KEY_NONE: empty */
+	struct use_rec **vals;
+	size_t cap, n;
+};
+
 struct flex_alloc {
 	struct flex_region_source *src;
 	enum flex_alloc_region_strategy region_strategy;
 	enum flex_alloc_block_strategy block_strategy;
 	unsigned int num_fallback_sizes;
 	uint64_t fallback_sizes[FLEX_ALLOC_MAX_FALLBACK_SIZES];
+	uint64_t align;			/* a region sized to a request: a multiple of this */
+	bool grow;			/* scaled sizes: a region at most what is held */
+	uint64_t first_size;		/* ... or this much, with grow */
 	unsigned int max_regions;	/* effective: config, table, limit */
 	unsigned int flags;
+	bool fixed;			/* fixed_regions: never released, never acquired */
 	bool debug;
 	uint64_t tag;			/* in every index: tells allocators apart */
 	char *report_path;
@@ -66,16 +86,38 @@ struct flex_alloc {
 	flex_alloc_pressure_fn pressure_fn;
 	void *pressure_user;
 
-	_Atomic bool regions_locked;
+	_Atomic bool regions_locked;	/* for good: max_regions, or the table is full */
+	_Atomic bool acquire_failed;	/* the last acquisition found no memory */
 	_Atomic unsigned int num_regions;
 	_Atomic uint64_t peak_allocated_bytes;
 	_Atomic uint64_t num_failed_allocs;
+	_Atomic uint64_t num_ooms;
+	_Atomic uint64_t num_pressure_retries;
 	_Atomic uint64_t num_bad_frees;
 	/* Changed under grow_lock only. */
 	uint64_t reserved_bytes;
 	uint64_t peak_reserved_bytes;
 	uint64_t num_region_acquires;
 	uint64_t num_region_releases;
+	struct region *kept_empty;	/* F_RELEASE_EMPTY: the entirely free region kept */
+
+	_Atomic bool recording;		/* the history is on: hist.cap > 0 */
+	struct alloc_history hist;
+
+	/*
+	 * Stream-ordered frees and stream uses (alloc_stream.c), under
+	 * use_lock, taken after a region lock, never before one. Queue
+	 * callbacks run with no lock held, on records taken out of the lists;
+	 * busy counts the threads doing so, so that a queue is only retired
+	 * once none may still call it.
+	 */
+	pthread_mutex_t use_lock;
+	pthread_cond_t use_idle;	/* busy dropped to 0 */
+	unsigned int busy;
+	struct use_map uses;
+	struct use_rec *pend_head, *pend_tail;	/* frees waiting for queues, oldest first */
+	uint64_t pending_bytes;
+	_Atomic uint64_t num_pending;
 
 	struct region *regions;		/* max_regions slots */
 };
@@ -91,11 +133,57 @@ struct flex_alloc {
 /* Append the report FLEX_ALLOC_REPORT asked for (alloc_report.c). */
 void alloc_write_exit_report(struct flex_alloc *a);
 
+/* allocator.c, for alloc_stream.c. */
+int refused_free(struct flex_alloc *a, int err);
+/* lookup() below for another file: 0 with the region locked, 1 a 0-byte index, -errno. */
+int alloc_lookup(struct flex_alloc *a, flex_alloc_index_t index, const char *what,
+		 struct region **rp, uint32_t *slotp);
+/* Free the block of @slot in @r (locked, stays locked); see allocator.c. */
+int free_locked(struct flex_alloc *a, struct region *r, uint32_t slot, flex_alloc_index_t index,
+		bool *emptied);
+/* F_RELEASE_EMPTY: @r became entirely free (no lock held). */
+void region_emptied(struct flex_alloc *a, struct region *r);
+
+/* Stream-ordered frees (alloc_stream.c). */
+void deferred_init(struct flex_alloc *a);
+void deferred_fini(struct flex_alloc *a);
+/* Free @index once the points of @q (may be NULL) and of its recorded uses are reached. */
+int deferred_free(struct flex_alloc *a, flex_alloc_index_t index, struct flex_alloc_queue *q,
+		  const char *what);
+/* Free the deferred blocks whose points are reached (all, waiting, with @wait). Return: bytes. */
+uint64_t deferred_reclaim(struct flex_alloc *a, bool wait);
+/* Wait for the oldest deferred free and free it. Return: its bytes, 0 if there was none. */
+uint64_t deferred_wait_oldest(struct flex_alloc *a);
+/* Whether the block of @slot in @r (locked) waits to be freed; if so the index freed. */
+bool deferred_pending(struct flex_alloc *a, const struct region *r, uint32_t slot,
+		      flex_alloc_index_t *index);
+
+/* The allocation history (alloc_history.c); record through alloc_event(). */
+void history_init(struct flex_alloc *a);
+void history_fini(struct flex_alloc *a);
+void history_add(struct flex_alloc *a, enum flex_alloc_event_action action,
+		 enum flex_alloc_kind kind, flex_alloc_index_t index, uint64_t region_id,
+		 uint64_t offset, uint64_t size, uint64_t requested);
+#define alloc_event(a, ...) \
+	do { \
+		if (__builtin_expect(atomic_load_explicit(&(a)->recording, memory_order_relaxed), 0)) \
+			history_add((a), __VA_ARGS__); \
+	} while (0)
+
 static inline flex_alloc_index_t make_index(const struct flex_alloc *a, unsigned int region,
 					    uint32_t slot, uint32_t gen)
 {
 	return (a->tag << INDEX_TAG_SHIFT) | ((uint64_t)gen << INDEX_GEN_SHIFT) |
 	       ((uint64_t)region << INDEX_REGION_SHIFT) | slot;
+}
+
+/*
+ * The index of every 0-byte allocation of @a: generation 0, which no block
+ * has, so lookup() refuses it and free and resolve look for it there.
+ */
+static inline flex_alloc_index_t zero_index(const struct flex_alloc *a)
+{
+	return a->tag << INDEX_TAG_SHIFT;
 }
 
 static inline const char *kind_name(unsigned int kind)

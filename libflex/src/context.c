@@ -71,10 +71,15 @@ fail:
 FLEX_EXPORT int flex_context_open(const char *path, struct flex_context **out)
 {
 	struct flex_device *dev;
+	char node[256];
 	int err = flex_device_open(path, &dev);
 
-	if (err)
-		return error_set(err, "flex_context_open: %s: %s", path, strerror(-err));
+	if (err) {
+		if (!path && flex_device_default_node(node, sizeof(node)) == 0)
+			path = node;
+		return error_set(err, "flex_context_open: %s: %s", path ? path : "FLEX_DEVICE",
+				 strerror(-err));
+	}
 	err = flex_context_new(dev, NULL, out);
 	flex_device_close(dev);
 	return err;

@@ -3,6 +3,7 @@
  * A flex device node: thin wrappers of the ioctls in <linux/flex.h>, and the
  * region source that feeds FlexAllocator from the driver.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -10,12 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <flex/device.h>
 
+#include "device_internal.h"
 #include "log.h"
+
+#define FLEX_SYSFS_CLASS	"/sys/class/flex"
 
 struct flex_device {
 	int fd;
@@ -28,14 +33,35 @@ static int flex_ioctl(const struct flex_device *dev, unsigned long cmd, void *ar
 	return ioctl(dev->fd, cmd, arg) < 0 ? -errno : 0;
 }
 
+FLEX_EXPORT int flex_device_default_node(char *buf, size_t len)
+{
+	const char *env = getenv("FLEX_DEVICE");
+	int n;
+
+	if (!env || !*env)
+		n = snprintf(buf, len, "%s", FLEX_DEVICE_DEFAULT);
+	else if (strchr(env, '/'))
+		n = snprintf(buf, len, "%s", env);
+	else
+		n = snprintf(buf, len, "/dev/%s", env);	/* a node name: "flex0vf1" */
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
 FLEX_EXPORT int flex_device_open(const char *path, struct flex_device **out)
 {
 	struct flex_device *dev;
 	struct flex_query q;
+	char node[256];
 	int err;
 
-	if (!path || !out)
+	if (!out)
 		return -EINVAL;
+	if (!path) {
+		err = flex_device_default_node(node, sizeof(node));
+		if (err)
+			return err;
+		path = node;
+	}
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return -ENOMEM;
@@ -132,6 +158,119 @@ FLEX_EXPORT int flex_device_region_mmap(struct flex_device *dev, uint64_t region
 	*addr = p;
 	*len = info.size;
 	return 0;
+}
+
+/* ---- enumeration ---- */
+
+/* One decimal value from a sysfs file. Return: 0 or -errno. */
+static int sysfs_u64(const char *dir, const char *attr, uint64_t *out)
+{
+	char path[640], buf[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, attr);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -EIO;
+	buf[n] = '\0';
+	*out = strtoull(buf, NULL, 10);
+	return 0;
+}
+
+/* "flexN" or "flexNvfM", nothing more: 1 and the numbers, else 0. */
+static int parse_name(const char *name, struct flex_device_info *d)
+{
+	unsigned int dev, vf;
+	int n = -1;
+
+	if (sscanf(name, "flex%u%n", &dev, &n) == 1 && n > 0 && !name[n]) {
+		d->mode = FLEX_MODE_PF;
+		d->device_index = dev;
+		d->vf_index = 0;
+		return 1;
+	}
+	n = -1;
+	if (sscanf(name, "flex%uvf%u%n", &dev, &vf, &n) == 2 && n > 0 && !name[n]) {
+		d->mode = FLEX_MODE_VF;
+		d->device_index = dev;
+		d->vf_index = vf;
+		return 1;
+	}
+	return 0;
+}
+
+static int by_function(const void *x, const void *y)
+{
+	const struct flex_device_info *a = x, *b = y;
+
+	if (a->device_index != b->device_index)
+		return a->device_index < b->device_index ? -1 : 1;
+	if (a->mode != b->mode)
+		return a->mode == FLEX_MODE_PF ? -1 : 1;
+	return (a->vf_index > b->vf_index) - (a->vf_index < b->vf_index);
+}
+
+int device_enumerate_at(const char *class_dir, struct flex_device_info *out, unsigned int max,
+			unsigned int *count)
+{
+	struct flex_device_info *all = NULL, d;
+	unsigned int n = 0, cap = 0;
+	struct dirent *e;
+	char dir[512];
+	uint64_t v;
+	DIR *cls;
+
+	*count = 0;
+	cls = opendir(class_dir);
+	if (!cls)
+		return 0;	/* no flex device (or no module) */
+	while ((e = readdir(cls))) {
+		size_t len = strlen(e->d_name);
+
+		memset(&d, 0, sizeof(d));
+		if (len >= sizeof(d.name) || !parse_name(e->d_name, &d))
+			continue;
+		memcpy(d.name, e->d_name, len + 1);
+		memcpy(d.node, "/dev/", 5);
+		memcpy(d.node + 5, d.name, len + 1);	/* 5 + 32 fit in 48 */
+		snprintf(dir, sizeof(dir), "%s/%s", class_dir, e->d_name);
+		if (!sysfs_u64(dir, "table_size", &v))
+			d.table_size = (uint32_t)v;
+		sysfs_u64(dir, "quota_capacity", &d.quota_capacity);
+		snprintf(dir, sizeof(dir), "%s/flex%u", class_dir, d.device_index);
+		sysfs_u64(dir, "capacity", &d.capacity);	/* the device's, in the PF's directory */
+		if (n == cap) {
+			struct flex_device_info *p = realloc(all, (cap ? 2 * cap : 8) * sizeof(*p));
+
+			if (!p) {
+				free(all);
+				closedir(cls);
+				return error_set(-ENOMEM, "flex_device_enumerate: out of host memory");
+			}
+			all = p;
+			cap = cap ? 2 * cap : 8;
+		}
+		all[n++] = d;
+	}
+	closedir(cls);
+	if (n)
+		qsort(all, n, sizeof(*all), by_function);
+	for (unsigned int i = 0; i < n && i < max; i++)
+		out[i] = all[i];
+	free(all);
+	*count = n;
+	return 0;
+}
+
+FLEX_EXPORT int flex_device_enumerate(struct flex_device_info *out, unsigned int max,
+				      unsigned int *count)
+{
+	return device_enumerate_at(FLEX_SYSFS_CLASS, out, max, count);
 }
 
 /* ---- queues ---- */
@@ -244,6 +383,48 @@ static int device_release(void *user, const struct flex_region *region)
 	return flex_device_region_release(s->dev, region->region_id);
 }
 
+/* The function's sysfs directory (Documentation/ABI/testing/sysfs-class-flex). */
+static void sysfs_dir(const struct flex_query *q, char *buf, size_t len)
+{
+	if (q->mode == FLEX_MODE_VF)
+		snprintf(buf, len, FLEX_SYSFS_CLASS "/flex%uvf%u", q->device_index, q->vf_index);
+	else
+		snprintf(buf, len, FLEX_SYSFS_CLASS "/flex%u", q->device_index);
+}
+
+/*
+ * FLEX_IOCTL_QUERY's one snapshot of the device's memory, within the
+ * function's quota_capacity (sysfs, read right after, with what the
+ * function's regions hold: memory_used) when the admin set one below the
+ * capacity.
+ */
+static int device_info(void *user, struct flex_region_source_info *out)
+{
+	struct device_source *s = user;
+	uint64_t quota, used;
+	struct flex_query q;
+	char dir[96];
+	int err;
+
+	err = flex_device_query(s->dev, &q);
+	if (err)
+		return err;
+	out->capacity = q.capacity;
+	out->free = q.free;
+	out->largest_free = q.largest_free;
+	out->region_align = q.region_align;
+	out->table_used = q.table_used;
+	sysfs_dir(&q, dir, sizeof(dir));
+	if (!sysfs_u64(dir, "quota_capacity", &quota) && quota < q.capacity &&
+	    !sysfs_u64(dir, "memory_used", &used)) {
+		out->capacity = quota;
+		used = used < quota ? quota - used : 0;
+		if (used < out->free)
+			out->free = used;
+	}
+	return 0;
+}
+
 static void device_destroy(void *user)
 {
 	struct device_source *s = user;
@@ -259,6 +440,7 @@ FLEX_EXPORT int flex_region_source_from_device(struct flex_device *dev,
 		.acquire = device_acquire,
 		.release = device_release,
 		.destroy = device_destroy,
+		.info = device_info,
 	};
 	struct device_source *s;
 	struct flex_query q;

@@ -1,19 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Region sources: the reference-counted wrapper around a callback table. */
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdlib.h>
-
-#include <flex/region_source.h>
+#include <string.h>
 
 #include "log.h"
-
-struct flex_region_source {
-	struct flex_region_source_ops ops;
-	void *user;
-	unsigned int table_entries;
-	atomic_uint refs;
-};
+#include "region_source_internal.h"
 
 FLEX_EXPORT int flex_region_source_new(const struct flex_region_source_ops *ops, void *user,
 				       unsigned int table_entries,
@@ -52,6 +44,27 @@ FLEX_EXPORT void flex_region_source_unref(struct flex_region_source *src)
 FLEX_EXPORT unsigned int flex_region_source_table_entries(const struct flex_region_source *src)
 {
 	return src->table_entries;
+}
+
+FLEX_EXPORT int flex_region_source_get_info(struct flex_region_source *src,
+					    struct flex_region_source_info *out)
+{
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (src->ops.info) {
+		err = src->ops.info(src->user, out);
+		if (err > 0)
+			err = -EIO;	/* a callback that broke the contract */
+	} else {
+		err = -EOPNOTSUPP;
+	}
+	out->table_entries = src->table_entries;
+	if (!err && out->capacity && out->free > out->capacity)
+		out->free = out->capacity;
+	if (!err && out->largest_free > out->free)
+		out->largest_free = out->free;
+	return err;
 }
 
 FLEX_EXPORT int flex_region_source_acquire(struct flex_region_source *src, uint64_t size,

@@ -44,7 +44,8 @@ struct slot {
 	uint32_t start;		/* granules; while free: the next free slot */
 	uint32_t size;		/* granules */
 	uint32_t gen : SLOT_GEN_BITS;	/* 1..SLOT_GEN_MASK */
-	uint32_t slack : 8;	/* block bytes - bytes asked: 0..128 (128 for 0 asked) */
+	uint32_t slack : 7;	/* block bytes - bytes asked: 0..127 (0 bytes get no slot) */
+	uint32_t ext : 1;	/* has stream uses, or waits to be freed (alloc_stream.c) */
 	uint32_t leaf : SLOT_LEAF_BITS;	/* region.h: where its free neighbours were */
 	uint32_t live : 1;
 	uint32_t kind : 1;	/* enum flex_alloc_kind */
@@ -102,13 +103,19 @@ static inline int slot_get(struct slot_table *t, uint32_t *slot)
 	return 0;
 }
 
+/* Move @s's generation on: indices of the old one are refused. */
+static inline void slot_next_gen(struct slot *s)
+{
+	s->gen = s->gen == SLOT_GEN_MASK ? 1 : s->gen + 1;
+}
+
 /* Give a slot back: its generation moves on. */
 static inline void slot_put(struct slot_table *t, uint32_t i)
 {
 	struct slot *s = slot_at(t, i);
 
 	s->live = 0;
-	s->gen = s->gen == SLOT_GEN_MASK ? 1 : s->gen + 1;
+	slot_next_gen(s);
 	s->start = SLOT_NONE;
 	if (t->free_count)
 		slot_at(t, t->free_tail)->start = i;

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -837,6 +838,69 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* ---- the stream as an allocator queue (flex_alloc_free_after()) ---- */
+
+static struct flex_stream *aq_stream(struct flex_alloc_queue *q)
+{
+	return (struct flex_stream *)((char *)q - offsetof(struct flex_stream, aq));
+}
+
+/* The seqno done once everything enqueued so far has run; 0 if it all has. */
+static uint64_t aq_point(struct flex_alloc_queue *q)
+{
+	struct flex_stream *s = aq_stream(q);
+	uint64_t seq;
+
+	pthread_mutex_lock(&s->lock);
+	seq = s->assigned > s->completed ? s->assigned : 0;
+	pthread_mutex_unlock(&s->lock);
+	return seq;
+}
+
+/*
+ * Has @seq run, or will it never run (as reap_upto() decides)? Never
+ * blocks: when another thread holds the lock (or this one, in a launch
+ * that allocates) the answer is "not yet".
+ */
+static int aq_query(struct flex_alloc_queue *q, uint64_t seq)
+{
+	struct flex_stream *s = aq_stream(q);
+	struct flex_queue_status st;
+	uint64_t sub;
+	int done;
+
+	if (pthread_mutex_trylock(&s->lock))
+		return -EBUSY;
+	if (seq > s->completed && !flex_device_queue_status(s->dev, s->qid, &st))
+		s->completed = st.completed;
+	sub = atomic_load(&s->submitted);
+	done = (seq <= sub || !s->head) && (seq < sub ? seq : sub) <= s->completed;
+	pthread_mutex_unlock(&s->lock);
+	return done ? 0 : -EBUSY;
+}
+
+/* Until @seq has run, failed, or will never be submitted. */
+static int aq_wait(struct flex_alloc_queue *q, uint64_t seq)
+{
+	struct flex_stream *s = aq_stream(q);
+	int err = 0;
+
+	if (atomic_load(&s->submitted) < seq)
+		err = stream_wait_submitted(s, seq);
+	return err ? err : flex_device_wait(s->dev, s->qid, seq, -1);
+}
+
+static const struct flex_alloc_queue_ops aq_ops = {
+	.point = aq_point,
+	.query = aq_query,
+	.wait = aq_wait,
+};
+
+FLEX_EXPORT struct flex_alloc_queue *flex_stream_alloc_queue(struct flex_stream *s)
+{
+	return &s->aq;
+}
+
 /* ---- the public calls ---- */
 
 FLEX_EXPORT int flex_stream_create(struct flex_context *ctx, int priority,
@@ -860,6 +924,7 @@ FLEX_EXPORT int flex_stream_create(struct flex_context *ctx, int priority,
 	s->priority = priority;
 	s->allow_tiled = !(env && !strcmp(env, "0"));
 	s->slot = FLEX_ALLOC_INDEX_NONE;
+	s->aq.ops = &aq_ops;
 	atomic_init(&s->submitted, 0);
 	err = flex_device_queue_create(s->dev, (uint32_t)priority, STREAM_QUEUE_DEPTH, &s->qid);
 	if (err) {
@@ -909,6 +974,8 @@ FLEX_EXPORT void flex_stream_destroy(struct flex_stream *s)
 	if (!s)
 		return;
 	flex_stream_synchronize(s, NULL);
+	/* Its work has run: blocks freed after it are free. */
+	flex_alloc_queue_retire(s->ctx->alloc, &s->aq);
 	pthread_mutex_lock(&s->lock);
 	s->stop = 1;
 	wake(s);

@@ -177,6 +177,7 @@ struct flex_stream {
 
 	struct flex_stream_stats stats;
 	struct flex_stream *ctx_next;	/* the context's list, under ctx->lock */
+	struct flex_alloc_queue aq;	/* the stream as the allocator follows it */
 };
 
 /* stream.c, with s->lock held unless said otherwise. */

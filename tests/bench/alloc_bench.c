@@ -35,7 +35,9 @@
  *                              over WINDOW_MS while all threads run) of 2
  *                              threads each running the steady trace on
  *                              5,000 live blocks of one default allocator
- *                              (12 regions of 12 GiB), over 1 thread running
+ *                              (LoadBalancing, regions scaled to the
+ *                              144 GiB source: 12 of 12 GiB), over
+ *                              1 thread running
  *                              it on 10,000: median of the ratios of
  *                              THROUGHPUT_RUNS rounds, each a 1-thread run
  *                              then a 2-thread run

@@ -42,8 +42,8 @@ END_TEST
 
 START_TEST(alignment_and_rounding)
 {
-	static const uint64_t sizes[] = { 0, 1, 127, 128, 129, 255, 256, 1000, 4097 };
-	static const uint64_t blocks[] = { 128, 128, 128, 128, 256, 256, 256, 1024, 4224 };
+	static const uint64_t sizes[] = { 1, 127, 128, 129, 255, 256, 1000, 4097 };
+	static const uint64_t blocks[] = { 128, 128, 128, 256, 256, 256, 1024, 4224 };
 	struct flex_alloc *a = one_mib(NULL, 0);
 	uint64_t expect_offset = 0;
 
@@ -64,6 +64,57 @@ START_TEST(alignment_and_rounding)
 		check_invariants(a, "alignment");
 	}
 	flex_alloc_destroy(a);
+}
+END_TEST
+
+/*
+ * PyTorch makes many empty storages: a 0-byte allocation takes no block,
+ * no slot and no region, yet its index resolves (size 0) and frees.
+ */
+START_TEST(zero_byte_allocations_use_no_device_memory)
+{
+	struct recording_source rec;
+	struct flex_region_source *src = recording_source_new(&rec, 128 * GiB, 8, 8);
+	struct flex_alloc *a = new_allocator_on(src, NULL, NULL);
+	flex_alloc_index_t z[100], t;
+	struct flex_alloc_stats st;
+	struct flex_vaddr va;
+	uint64_t size = 1;
+
+	for (int i = 0; i < 100; i++)
+		z[i] = must_alloc(a, 0, FLEX_ALLOC_TENSOR);
+	flex_alloc_get_stats(a, &st);
+	ck_assert_msg(rec.attempts == 0 && st.reserved_bytes == 0 && st.allocated_bytes == 0 &&
+		      st.num_live_blocks == 0,
+		      "100 zero-byte allocations: expected no region, no block; got %u acquisitions, %llu reserved, %llu allocated in %llu blocks",
+		      rec.attempts, (unsigned long long)st.reserved_bytes,
+		      (unsigned long long)st.allocated_bytes, (unsigned long long)st.num_live_blocks);
+	ck_assert_int_eq(flex_alloc_resolve(a, z[7], &va, &size), 0);
+	ck_assert_msg(size == 0, "a zero-byte allocation resolves with size 0, got %llu",
+		      (unsigned long long)size);
+	/* Next to real blocks, which keep their place. */
+	t = must_alloc(a, 4 * KiB, FLEX_ALLOC_TENSOR);
+	ck_assert_uint_eq(must_resolve(a, t).offset, 0);
+	for (int i = 0; i < 100; i++)
+		must_free(a, z[i]);
+	must_free(a, t);
+	flex_alloc_get_stats(a, &st);
+	ck_assert_msg(st.allocated_bytes == 0 && st.num_live_blocks == 0 && st.num_bad_frees == 0,
+		      "after the frees: expected nothing allocated, no refused free; got %llu bytes, %llu blocks, %llu refused",
+		      (unsigned long long)st.allocated_bytes, (unsigned long long)st.num_live_blocks,
+		      (unsigned long long)st.num_bad_frees);
+	/* Another allocator's zero-byte index is still foreign. */
+	{
+		struct flex_alloc *b = new_allocator(NULL, 1 * GiB, 0, NULL);
+		flex_alloc_index_t zb = must_alloc(b, 0, FLEX_ALLOC_TENSOR);
+
+		ck_assert_int_eq(flex_alloc_free(a, zb), -EINVAL);
+		ck_assert_int_eq(flex_alloc_resolve(a, zb, &va, NULL), -EINVAL);
+		must_free(b, zb);
+		flex_alloc_destroy(b);
+	}
+	flex_alloc_destroy(a);
+	flex_region_source_unref(src);
 }
 END_TEST
 
@@ -532,6 +583,7 @@ int main(void)
 
 	tcase_add_test(tc, round_size);
 	tcase_add_test(tc, alignment_and_rounding);
+	tcase_add_test(tc, zero_byte_allocations_use_no_device_memory);
 	tcase_add_test(tc, unroundable_size_and_bad_kind);
 	tcase_add_test(tc, split_leaves_free_remainder);
 	tcase_add_test(tc, exact_fit_takes_whole_block);

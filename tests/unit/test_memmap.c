@@ -6,12 +6,14 @@
  * per kind, their x and width for known offsets and sizes, the minimum
  * width, labels, owners from a live region list, tooltips, XML validity
  * (xmllint), and refusal of malformed reports. Also a report written by
- * libflex itself goes through.
+ * libflex itself goes through, and one with an allocation history gets its
+ * timeline (allocated and reserved bytes over time, OOM marks).
  *
  * The bar of a 1200 px picture is 1152 px wide (24 px margins): in the
  * 1 MiB region 0 one px is 1024 / 1.125 bytes, so 256 KiB is 288 px.
  */
 #include <errno.h>
+#include <math.h>
 #include <json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -350,6 +352,126 @@ START_TEST(a_libflex_report_renders)
 }
 END_TEST
 
+/* The points of the <polyline class="history @which">, or 0 if none. */
+static unsigned int polyline(const char *svg, const char *which, double *x, double *y,
+			     unsigned int max)
+{
+	char key[64];
+	const char *p;
+	unsigned int n = 0;
+	int used;
+
+	snprintf(key, sizeof(key), "<polyline class=\"history %s\"", which);
+	p = strstr(svg, key);
+	if (!p || !(p = strstr(p, "points=\"")))
+		return 0;
+	p += strlen("points=\"");
+	while (n < max && sscanf(p, "%lf,%lf%n", &x[n], &y[n], &used) == 2) {
+		n++;
+		p += used;
+	}
+	return n;
+}
+
+START_TEST(a_history_is_drawn_over_time)
+{
+	struct flex_alloc_config cfg;
+	struct flex_alloc *a;
+	struct json_object *rep;
+	struct picture pic = { 0 };
+	flex_alloc_index_t x, y;
+	double px[32], py[32], rx[32], ry[32], up;
+	char *buf = NULL, err[256] = "";
+	size_t len = 0;
+	unsigned int n, ooms = 0;
+	FILE *f;
+
+	config_one_size(&cfg, 1 * MiB, 1);
+	a = new_allocator(&cfg, 1 * MiB, 0, NULL);
+	must_alloc(a, 256 * KiB, FLEX_ALLOC_TENSOR);	/* before recording */
+	ck_assert_int_eq(flex_alloc_record_history(a, 16), 0);
+	x = must_alloc(a, 512 * KiB, FLEX_ALLOC_TENSOR);
+	ck_assert_int_eq(flex_alloc_alloc(a, 512 * KiB, FLEX_ALLOC_TENSOR, &y), -ENOMEM);
+	must_free(a, x);
+	must_alloc(a, 128 * KiB, FLEX_ALLOC_TENSOR);
+	f = open_memstream(&buf, &len);
+	ck_assert_int_eq(flex_alloc_report(a, f, FLEX_ALLOC_REPORT_JSON), 0);
+	fclose(f);
+	flex_alloc_destroy(a);
+	rep = json_tokener_parse(buf);
+	free(buf);
+	ck_assert_msg(rep, "the JSON report with a history does not parse");
+	ck_assert_msg(render(rep, NULL, NULL, &pic, err, sizeof(err)) == 0, "render: %s", err);
+
+	/* 4 events, two points each: 256 KiB, 768, (OOM) 768, 256, 384 KiB. */
+	n = polyline(pic.svg, "allocated", px, py, 32);
+	ck_assert_msg(n == 8, "allocated line: expected 8 points (2 per event), got %u", n);
+	/* Steps of the line: +512 KiB, the OOM (flat), -512 KiB, +128 KiB. */
+	up = py[0] - py[1];
+	ck_assert_msg(up > 0 && fabs(py[2] - py[3]) < 0.01 && fabs((py[5] - py[4]) - up) < 0.05 &&
+		      fabs((py[6] - py[7]) - up / 4) < 0.05,
+		      "allocated line: expected steps of +u, 0, -u, +u/4 (u = %.2f px); y = %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f",
+		      up, py[0], py[1], py[2], py[3], py[4], py[5], py[6], py[7]);
+	/*
+	 * Absolute levels: the 1 MiB region reserved before recording is the
+	 * top (2 steps above the floor), the 256 KiB allocated before it half
+	 * a step above the floor.
+	 */
+	ck_assert_msg(polyline(pic.svg, "reserved", rx, ry, 32) == 8 &&
+		      fabs(ry[0] - ry[7]) < 0.01,
+		      "reserved line: expected 8 points, flat at the 1 MiB region");
+	ck_assert_msg(fabs((ry[0] + 2 * up - py[0]) - up / 2) < 0.05,
+		      "the first allocated level (256 KiB) should sit %.2f px above the floor, it is %.2f",
+		      up / 2, ry[0] + 2 * up - py[0]);
+	for (const char *p = pic.svg; (p = strstr(p, "<circle class=\"history oom\"")); p++)
+		ooms++;
+	ck_assert_msg(ooms == 1 && strstr(pic.svg, "out of memory: 512 KiB asked"),
+		      "one OOM mark with its size expected, got %u", ooms);
+	ck_assert_msg(strstr(pic.svg, "4 events kept of 4 recorded"), "history heading missing");
+	{
+		char path[] = "/tmp/test_memmap_XXXXXX", cmd[256];
+		int fd = mkstemp(path), ret;
+
+		ck_assert_msg(fd >= 0 && write(fd, pic.svg, pic.len) == (ssize_t)pic.len,
+			      "writing the SVG to %s failed", path);
+		close(fd);
+		snprintf(cmd, sizeof(cmd), "/usr/bin/xmllint --noout %s", path);
+		ret = system(cmd);
+		unlink(path);
+		ck_assert_msg(ret == 0, "xmllint --noout on the SVG with a history: got %d", ret);
+	}
+	free(pic.svg);
+	json_object_put(rep);
+}
+END_TEST
+
+/* A block freed after queued work is drawn apart ("block pending"). */
+START_TEST(pending_blocks_are_drawn_apart)
+{
+	struct json_object *rep = json_tokener_parse(
+		"{\"summary\":{\"reserved_bytes\":1024,\"allocated_bytes\":512},\"regions\":["
+		"{\"region\":0,\"region_id\":0,\"size\":1024,\"blocks\":["
+		"{\"offset\":0,\"size\":256,\"state\":\"allocated\",\"kind\":\"tensor\",\"index\":\"0x1\",\"requested\":256},"
+		"{\"offset\":256,\"size\":256,\"state\":\"pending\",\"kind\":\"tensor\",\"index\":\"0x2\",\"requested\":200},"
+		"{\"offset\":512,\"size\":512,\"state\":\"free\"}]}]}");
+	struct picture pic = { 0 };
+	const struct rect *r;
+	char err[256] = "";
+
+	ck_assert_msg(rep, "test report does not parse");
+	ck_assert_msg(render(rep, NULL, NULL, &pic, err, sizeof(err)) == 0, "render: %s", err);
+	ck_assert_msg(count_class(&pic, "block tensor") == 1 && count_class(&pic, "block pending") == 1,
+		      "expected 1 tensor and 1 pending rect, got %u and %u",
+		      count_class(&pic, "block tensor"), count_class(&pic, "block pending"));
+	r = find_rect(&pic, 0, 256);
+	ck_assert_msg(strstr(r->title, "freed, waiting for queued work: tensor 0x2"),
+		      "pending tooltip: got \"%s\"", r->title);
+	ck_assert_msg(strstr(pic.svg, ">pending free</text>"), "legend lacks the pending free entry");
+	free(pic.svg);
+	json_object_put(rep);
+}
+END_TEST
+
 static Suite *memmap_suite(void)
 {
 	Suite *s = suite_create("memmap");
@@ -362,6 +484,8 @@ static Suite *memmap_suite(void)
 	tcase_add_test(tc, the_svg_is_valid_xml);
 	tcase_add_test(tc, malformed_reports_are_refused_with_the_place);
 	tcase_add_test(tc, a_libflex_report_renders);
+	tcase_add_test(tc, a_history_is_drawn_over_time);
+	tcase_add_test(tc, pending_blocks_are_drawn_apart);
 	suite_add_tcase(s, tc);
 	return s;
 }

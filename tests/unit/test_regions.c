@@ -63,28 +63,30 @@ START_TEST(defaults)
 	struct flex_alloc_config cfg;
 
 	flex_alloc_config_init(&cfg);
-	ck_assert_int_eq(cfg.region_strategy, FLEX_ALLOC_LOAD_BALANCING);
+	/* Chosen from the source at flex_alloc_new() (tests/unit/test_sharing.c). */
+	ck_assert_int_eq(cfg.region_strategy, FLEX_ALLOC_REGION_AUTO);
 	ck_assert_int_eq(cfg.block_strategy, FLEX_ALLOC_FIRST_FIT);
-	ck_assert_uint_eq(cfg.num_fallback_sizes, 3);
-	ck_assert_uint_eq(cfg.fallback_sizes[0], 12 * GiB);
-	ck_assert_uint_eq(cfg.fallback_sizes[1], 8 * GiB);
-	ck_assert_uint_eq(cfg.fallback_sizes[2], 4 * GiB);
+	ck_assert_uint_eq(cfg.num_fallback_sizes, 0);
 	ck_assert_uint_eq(cfg.max_regions, 12);
 	ck_assert_uint_eq(cfg.fixed_regions, 0);
 	ck_assert_uint_eq(cfg.flags, 0);
 }
 END_TEST
 
-START_TEST(default_fallback_sequence)
+START_TEST(rfc_fallback_sequence)
 {
 	static const uint64_t sizes[] = { 12 * GiB, 12 * GiB, 8 * GiB, 12 * GiB, 8 * GiB, 4 * GiB };
 	static const int results[] = { 0, -ENOMEM, 0, -ENOMEM, -ENOMEM, -ENOMEM };
 	struct recording_source rec;
 	struct flex_region_source *src = recording_source_new(&rec, 20 * GiB, 0, 0);
-	struct flex_alloc *a = new_allocator_on(src, NULL, NULL);
+	struct flex_alloc_config cfg;
+	struct flex_alloc *a;
 	flex_alloc_index_t x[4];
 
-	/* LoadBalancing acquires before every allocation until locked. */
+	config_fallbacks(&cfg, (const uint64_t[]){ 12 * GiB, 8 * GiB, 4 * GiB }, 3);
+	cfg.region_strategy = FLEX_ALLOC_LOAD_BALANCING;
+	a = new_allocator_on(src, &cfg, NULL);
+	/* LoadBalancing acquires before every allocation while the source has memory. */
 	x[0] = must_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR);
 	expect_attempts("1st allocation", &rec, sizes, results, 1);
 	x[1] = must_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR);
@@ -92,9 +94,9 @@ START_TEST(default_fallback_sequence)
 	expect_locked("after two regions", a, 0, 2);
 	x[2] = must_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR);
 	expect_attempts("3rd allocation: every size fails", &rec, sizes, results, 6);
-	expect_locked("all fallback sizes failed", a, 1, 2);
+	expect_locked("all fallback sizes failed: out of memory is not a lock", a, 0, 2);
 	x[3] = must_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR);
-	expect_attempts("4th allocation: locked, no attempt", &rec, sizes, results, 6);
+	expect_attempts("4th allocation fits: no attempt after the failure", &rec, sizes, results, 6);
 	/* Most free first: the 12 GiB region keeps winning over the 8 GiB one. */
 	for (int i = 0; i < 4; i++)
 		expect_region("load balancing by free bytes", a, x[i], 0);
@@ -118,7 +120,7 @@ START_TEST(configured_fallback_sizes)
 	for (int i = 0; i < 3; i++)
 		must_alloc(a, 4 * KiB, FLEX_ALLOC_TENSOR);
 	expect_attempts("3, 2, 1 MiB on a 4 MiB device", &rec, sizes, results, 7);
-	expect_locked("device exhausted", a, 1, 2);
+	expect_locked("device exhausted: not locked", a, 0, 2);
 	check_invariants(a, "configured fallback sizes");
 	flex_alloc_destroy(a);
 	flex_region_source_unref(src);
@@ -167,6 +169,7 @@ START_TEST(table_caps_max_regions)
 	struct flex_alloc *a;
 
 	config_one_size(&cfg, 1 * MiB, 12);
+	cfg.region_strategy = FLEX_ALLOC_LOAD_BALANCING;
 	a = new_allocator_on(src, &cfg, NULL);
 	flex_alloc_get_stats(a, &st);
 	ck_assert_msg(st.max_regions == 2, "max_regions 12 on a 2-entry table: expected 2, got %u",
@@ -439,33 +442,135 @@ START_TEST(release_empty_regions)
 	struct flex_alloc_config cfg;
 	struct flex_alloc_stats st;
 	struct flex_alloc *a;
-	flex_alloc_index_t x, y;
+	flex_alloc_index_t x[3];
 
-	config_one_size(&cfg, 1 * MiB, 1);
+	config_one_size(&cfg, 1 * MiB, 3);
+	cfg.region_strategy = FLEX_ALLOC_FILL_FIRST;
 	cfg.flags = FLEX_ALLOC_F_RELEASE_EMPTY;
 	a = new_allocator_on(src, &cfg, NULL);
-	x = must_alloc(a, 4 * KiB, FLEX_ALLOC_TENSOR);
-	y = must_alloc(a, 4 * KiB, FLEX_ALLOC_TENSOR);
-	expect_locked("one region, max 1", a, 1, 1);
-	must_free(a, x);
-	ck_assert_msg(rec.releases == 0, "region still in use: expected no release, got %u",
+	for (int i = 0; i < 3; i++)
+		x[i] = must_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR);
+	expect_locked("three full regions, max 3", a, 1, 3);
+	must_free(a, x[0]);
+	ck_assert_msg(rec.releases == 0, "first region emptied: expected it kept, got %u releases",
 		      rec.releases);
-	must_free(a, y);
-	ck_assert_msg(rec.releases == 1, "region entirely free: expected 1 release, got %u",
+	must_free(a, x[1]);
+	ck_assert_msg(rec.releases == 1, "second region emptied: expected the first given back, got %u releases",
+		      rec.releases);
+	must_free(a, x[2]);
+	ck_assert_msg(rec.releases == 2, "third emptied: expected the second given back, got %u releases",
 		      rec.releases);
 	flex_alloc_get_stats(a, &st);
-	ck_assert_msg(st.num_regions == 0 && st.reserved_bytes == 0 && st.num_region_releases == 1 &&
-		      !st.regions_locked,
-		      "after release: expected 0 regions, 0 reserved, 1 release, unlocked; got %u, %llu, %llu, %u",
+	ck_assert_msg(st.num_regions == 1 && st.reserved_bytes == 1 * MiB &&
+		      st.num_region_releases == 2 && !st.regions_locked,
+		      "after the frees: expected 1 region kept, 1 MiB reserved, 2 releases, unlocked; got %u, %llu, %llu, %u",
 		      st.num_regions, (unsigned long long)st.reserved_bytes,
 		      (unsigned long long)st.num_region_releases, st.regions_locked);
-	ck_assert_int_eq(flex_alloc_free(a, y), -ENOENT);
-	x = must_alloc(a, 4 * KiB, FLEX_ALLOC_TENSOR);
-	ck_assert_msg(rec.attempts == 2, "next allocation acquires again: got %u attempts",
+	ck_assert_int_eq(flex_alloc_free(a, x[2]), -ENOENT);
+	x[0] = must_alloc(a, 4 * KiB, FLEX_ALLOC_TENSOR);
+	ck_assert_msg(rec.attempts == 3, "the kept region serves the next allocation: got %u attempts",
 		      rec.attempts);
+	expect_region("in the kept region", a, x[0], 2);
+	flex_alloc_destroy(a);
+	flex_region_source_unref(src);
+}
+END_TEST
+
+/* Issue 15: 1000 allocate/free cycles were 1000 acquisitions and releases. */
+START_TEST(release_empty_without_thrash)
+{
+	struct recording_source rec;
+	struct flex_region_source *src = recording_source_new(&rec, 128 * GiB, 8, 8);
+	struct flex_alloc_config cfg;
+	struct flex_alloc *a;
+
+	flex_alloc_config_init(&cfg);
+	cfg.flags = FLEX_ALLOC_F_RELEASE_EMPTY;
+	a = new_allocator_on(src, &cfg, NULL);
+	for (int i = 0; i < 1000; i++)
+		must_free(a, must_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR));
+	ck_assert_msg(rec.attempts == 1 && rec.releases == 0,
+		      "1000 allocate/free cycles: expected 1 acquisition and no release, got %u acquisitions and %u releases",
+		      rec.attempts, rec.releases);
+	flex_alloc_destroy(a);
+	flex_region_source_unref(src);
+}
+END_TEST
+
+/* flex_alloc_trim(): what PyTorch's empty_cache() calls. */
+START_TEST(trim_gives_back_entirely_free_regions)
+{
+	struct recording_source rec;
+	struct flex_region_source *src = recording_source_new(&rec, 10 * MiB, 0, 0);
+	struct flex_alloc_config cfg;
+	struct flex_alloc_stats st;
+	struct flex_alloc *a;
+	flex_alloc_index_t x[3];
+	uint64_t released = 0;
+
+	config_one_size(&cfg, 1 * MiB, 3);
+	cfg.region_strategy = FLEX_ALLOC_FILL_FIRST;
+	a = new_allocator_on(src, &cfg, NULL);
+	for (int i = 0; i < 3; i++)
+		x[i] = must_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR);
+	must_free(a, x[0]);
+	must_free(a, x[2]);
+	ck_assert_uint_eq(rec.releases, 0);
+	ck_assert_int_eq(flex_alloc_trim(a, &released), 0);
 	flex_alloc_get_stats(a, &st);
-	ck_assert_uint_eq(st.num_allocs, 3);
-	ck_assert_uint_eq(st.num_frees, 2);
+	ck_assert_msg(released == 2 * MiB && rec.releases == 2 && st.num_regions == 1 &&
+		      st.reserved_bytes == 1 * MiB && !st.regions_locked,
+		      "trim with 2 of 3 regions empty: expected 2 MiB in 2 releases, 1 region left, unlocked; got %llu in %u, %u regions, %llu reserved, locked %u",
+		      (unsigned long long)released, rec.releases, st.num_regions,
+		      (unsigned long long)st.reserved_bytes, st.regions_locked);
+	expect_region("the live block stays put", a, x[1], 1);
+	must_free(a, x[1]);
+	ck_assert_int_eq(flex_alloc_trim(a, NULL), 0);
+	flex_alloc_get_stats(a, &st);
+	ck_assert_uint_eq(st.reserved_bytes, 0);
+	must_alloc(a, 4 * KiB, FLEX_ALLOC_TENSOR);
+	ck_assert_msg(rec.attempts == 4, "after trim the next allocation acquires: %u attempts",
+		      rec.attempts);
+	flex_alloc_destroy(a);
+	flex_region_source_unref(src);
+
+	/* Fixed regions are never given back. */
+	config_one_size(&cfg, 1 * MiB, 2);
+	cfg.fixed_regions = 2;
+	a = new_allocator(&cfg, 2 * MiB, 0, NULL);
+	ck_assert_int_eq(flex_alloc_trim(a, &released), 0);
+	flex_alloc_get_stats(a, &st);
+	ck_assert_msg(released == 0 && st.num_regions == 2,
+		      "trim with fixed regions: expected nothing released, got %llu, %u regions left",
+		      (unsigned long long)released, st.num_regions);
+	flex_alloc_destroy(a);
+}
+END_TEST
+
+/*
+ * Out of room with an empty region held (the region cap reached): it is
+ * given back so that a region that fits can be acquired.
+ */
+START_TEST(oom_gives_back_empty_regions_first)
+{
+	struct recording_source rec;
+	struct flex_region_source *src = recording_source_new(&rec, 3 * MiB, 0, 0);
+	struct flex_alloc_config cfg;
+	struct flex_alloc *a;
+	flex_alloc_index_t x, y;
+	int err;
+
+	config_one_size(&cfg, 1 * MiB, 2);
+	cfg.region_strategy = FLEX_ALLOC_FILL_FIRST;
+	a = new_allocator_on(src, &cfg, NULL);
+	x = must_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR);
+	must_free(a, must_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR));
+	expect_locked("two regions, one empty", a, 1, 2);
+	err = flex_alloc_alloc(a, 2 * MiB, FLEX_ALLOC_TENSOR, &y);
+	ck_assert_msg(err == 0, "2 MiB with an empty 1 MiB region held: expected 0, got %d (%s)", err,
+		      flex_alloc_last_error());
+	ck_assert_msg(rec.releases == 1 && must_resolve(a, x).region_id == 0,
+		      "the empty region given back, the live one kept: got %u releases", rec.releases);
 	flex_alloc_destroy(a);
 	flex_region_source_unref(src);
 }
@@ -495,7 +600,7 @@ int main(void)
 	TCase *tc = tcase_create("acquisition");
 
 	tcase_add_test(tc, defaults);
-	tcase_add_test(tc, default_fallback_sequence);
+	tcase_add_test(tc, rfc_fallback_sequence);
 	tcase_add_test(tc, configured_fallback_sizes);
 	tcase_add_test(tc, max_regions_locks);
 	tcase_add_test(tc, table_caps_max_regions);
@@ -503,6 +608,9 @@ int main(void)
 	tcase_add_test(tc, fixed_regions_up_front);
 	tcase_add_test(tc, fixed_regions_partial_and_none);
 	tcase_add_test(tc, release_empty_regions);
+	tcase_add_test(tc, release_empty_without_thrash);
+	tcase_add_test(tc, trim_gives_back_entirely_free_regions);
+	tcase_add_test(tc, oom_gives_back_empty_regions_first);
 	tcase_add_test(tc, regions_kept_by_default);
 	suite_add_tcase(s, tc);
 

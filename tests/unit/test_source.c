@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Region sources: the plug-in wrapper (required callbacks, references,
- * destroy once, contract checks) and the in-memory source (capacity,
- * lookup-table entries, ids, release).
+ * destroy once, contract checks, info) and the in-memory source (capacity,
+ * lookup-table entries, ids, release, functions sharing a device with
+ * quotas, info snapshots).
  */
 #include <errno.h>
 
@@ -143,6 +144,92 @@ START_TEST(memory_source_without_table_limit)
 }
 END_TEST
 
+static void expect_info(const char *what, struct flex_region_source *src, uint64_t capacity,
+			uint64_t free, unsigned int used)
+{
+	struct flex_region_source_info info;
+	int err = flex_region_source_get_info(src, &info);
+
+	ck_assert_msg(err == 0, "%s: get_info expected 0, got %d", what, err);
+	ck_assert_msg(info.capacity == capacity && info.free == free && info.largest_free == free &&
+		      info.table_used == used && info.region_align == FLEX_ALLOC_ALIGN,
+		      "%s: expected capacity %llu, free %llu, %u entries used, align 128; got %llu, %llu (largest %llu), %u, %llu",
+		      what, (unsigned long long)capacity, (unsigned long long)free, used,
+		      (unsigned long long)info.capacity, (unsigned long long)info.free,
+		      (unsigned long long)info.largest_free, info.table_used,
+		      (unsigned long long)info.region_align);
+}
+
+START_TEST(plugin_without_info)
+{
+	struct fake f = { 0 };
+	struct flex_region_source_info info;
+	struct flex_region_source *src;
+
+	ck_assert_int_eq(flex_region_source_new(&fake_ops, &f, 8, &src), 0);
+	ck_assert_int_eq(flex_region_source_get_info(src, &info), -EOPNOTSUPP);
+	ck_assert_msg(info.table_entries == 8 && info.capacity == 0,
+		      "no info callback: expected only the 8 table entries, got %u entries, capacity %llu",
+		      info.table_entries, (unsigned long long)info.capacity);
+	flex_region_source_unref(src);
+}
+END_TEST
+
+/* A 128 GiB device, its first function and a VF with 8 entries and a 16 GiB quota. */
+START_TEST(memory_functions_share_the_device)
+{
+	struct flex_region_source *pf, *vf, *other;
+	struct flex_region r[4];
+
+	ck_assert_int_eq(flex_region_source_new_memory(128 * GiB, 0, &pf), 0);
+	ck_assert_int_eq(flex_region_source_new_memory_function(pf, 8, 16 * GiB, &vf), 0);
+	ck_assert_uint_eq(flex_region_source_table_entries(vf), 8);
+	expect_info("fresh PF", pf, 128 * GiB, 128 * GiB, 0);
+	expect_info("fresh VF: its quota", vf, 16 * GiB, 16 * GiB, 0);
+
+	ck_assert_int_eq(flex_region_source_acquire(vf, 10 * GiB, &r[0]), 0);
+	ck_assert_int_eq(flex_region_source_acquire(vf, 7 * GiB, &r[1]), -EDQUOT);
+	ck_assert_int_eq(flex_region_source_acquire(vf, 200 * GiB, &r[1]), -E2BIG);
+	expect_info("VF holds 10 GiB", vf, 16 * GiB, 6 * GiB, 1);
+	expect_info("the PF sees the VF's region", pf, 128 * GiB, 118 * GiB, 0);
+
+	/* The device, not the quota, runs out: -ENOMEM, and the VF's free shrinks. */
+	ck_assert_int_eq(flex_region_source_acquire(pf, 115 * GiB, &r[2]), 0);
+	ck_assert_int_eq(flex_region_source_acquire(vf, 4 * GiB, &r[1]), -ENOMEM);
+	expect_info("device nearly full", vf, 16 * GiB, 3 * GiB, 1);
+	ck_assert_int_eq(flex_region_source_release(pf, &r[2]), 0);
+	ck_assert_int_eq(flex_region_source_acquire(vf, 4 * GiB, &r[1]), 0);
+	ck_assert_msg(r[0].region_id == 0 && r[1].region_id == 1,
+		      "VF ids are its own table indices: expected 0 and 1, got %llu and %llu",
+		      (unsigned long long)r[0].region_id, (unsigned long long)r[1].region_id);
+
+	/* A function made from another function: same device; it outlives them. */
+	ck_assert_int_eq(flex_region_source_new_memory_function(vf, 1, 0, &other), 0);
+	flex_region_source_unref(pf);
+	expect_info("third function", other, 128 * GiB, 114 * GiB, 0);
+	ck_assert_int_eq(flex_region_source_acquire(other, 1 * GiB, &r[3]), 0);
+	ck_assert_int_eq(flex_region_source_acquire(other, 1 * GiB, &r[2]), -ENOSPC);
+	ck_assert_int_eq(flex_region_source_release(vf, &r[0]), 0);
+	ck_assert_int_eq(flex_region_source_release(vf, &r[1]), 0);
+	flex_region_source_unref(vf);
+	expect_info("released by the VF", other, 128 * GiB, 127 * GiB, 1);
+	flex_region_source_unref(other);
+}
+END_TEST
+
+START_TEST(memory_function_needs_a_simulated_device)
+{
+	struct fake f = { 0 };
+	struct flex_region_source *src, *out = NULL;
+
+	ck_assert_int_eq(flex_region_source_new(&fake_ops, &f, 0, &src), 0);
+	ck_assert_int_eq(flex_region_source_new_memory_function(src, 8, 0, &out), -EINVAL);
+	ck_assert_ptr_null(out);
+	ck_assert_int_eq(flex_region_source_new_memory_function(NULL, 8, 0, &out), -EINVAL);
+	flex_region_source_unref(src);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("source");
@@ -153,6 +240,9 @@ int main(void)
 	tcase_add_test(tc, plugin_contract_checked);
 	tcase_add_test(tc, memory_source_limits);
 	tcase_add_test(tc, memory_source_without_table_limit);
+	tcase_add_test(tc, plugin_without_info);
+	tcase_add_test(tc, memory_functions_share_the_device);
+	tcase_add_test(tc, memory_function_needs_a_simulated_device);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -43,7 +43,7 @@ void log_capture_reset(struct log_capture *c);
 
 /*
  * A region source that records every acquire attempt (size and result)
- * and forwards to an in-memory source.
+ * and forwards to an in-memory source (its info too).
  */
 #define REC_MAX 64
 struct recording_source {
@@ -60,6 +60,10 @@ struct recording_source {
  */
 struct flex_region_source *recording_source_new(struct recording_source *rec, uint64_t capacity,
 						unsigned int table, unsigned int advertised);
+/* The same around @inner, whose reference it takes over. */
+struct flex_region_source *recording_source_wrap(struct recording_source *rec,
+						 struct flex_region_source *inner,
+						 unsigned int advertised);
 
 /* An allocator on @src (the allocator takes its own reference). */
 struct flex_alloc *new_allocator_on(struct flex_region_source *src,

@@ -12,6 +12,11 @@
  * covers free space rather than the other way round. Every block has a
  * <title> (a tooltip in a browser) with its offset, size and index.
  *
+ * A report with an allocation history (flex_alloc_record_history()) gets
+ * one more band: allocated and reserved bytes over the time the kept
+ * events span, and a mark at each failed allocation, as PyTorch's memory
+ * timeline draws its recorded history.
+ *
  * The SVG is written with fprintf: it is a flat list of elements, and an
  * XML library would add a dependency to emit what a dozen format strings do
  * (text is escaped by xml_text()).
@@ -27,6 +32,8 @@
 #include "memmap.h"
 
 #define BAND_H		118.0	/* px per region band */
+#define HISTORY_H	150.0	/* px of the history band */
+#define PLOT_H		96.0
 #define BAR_H		44.0
 #define HEADER_H	104.0
 
@@ -35,6 +42,8 @@
 #define COLOR_FREE_BG	"#f3f3f3"
 #define COLOR_FREE_LINE	"#c4c4c4"
 #define COLOR_LARGEST	"#2ca02c"
+#define COLOR_RESERVED	"#9c9c9c"
+#define COLOR_OOM	"#d62728"
 
 void memmap_opts_init(struct memmap_opts *o)
 {
@@ -335,6 +344,8 @@ static void header(FILE *f, const struct memmap_opts *o, struct json_object *rep
 		"  .block.program { fill: " COLOR_PROGRAM "; stroke: #ffffff; stroke-width: 0.4; }\n"
 		"  .block.free { fill: url(#hatch); stroke: none; }\n"
 		"  .block.free.largest { stroke: " COLOR_LARGEST "; stroke-width: 2; }\n"
+		"  .block.pending { fill: " COLOR_TENSOR "; fill-opacity: 0.35; stroke: " COLOR_TENSOR "; "
+		"stroke-width: 1; stroke-dasharray: 3 2; }\n"
 		"  .block:hover { stroke: #000000; stroke-width: 1.5; }\n"
 		"  .frame { fill: none; stroke: #555555; stroke-width: 1; }\n"
 		"  .h1 { font-size: 20px; font-weight: bold; fill: #222222; }\n"
@@ -377,6 +388,7 @@ static void header(FILE *f, const struct memmap_opts *o, struct json_object *rep
 			{ "block program", "program" },
 			{ "block free", "free" },
 			{ "block free largest", "largest free block" },
+			{ "block pending", "pending free" },
 		};
 		double x = MEMMAP_MARGIN;
 
@@ -401,6 +413,8 @@ static const char legend_style[] =
 	"  .legend.program { fill: " COLOR_PROGRAM "; }\n"
 	"  .legend.free { fill: url(#hatch); stroke: #bbbbbb; stroke-width: 1; }\n"
 	"  .legend.free.largest { stroke: " COLOR_LARGEST "; stroke-width: 2; }\n"
+	"  .legend.pending { fill: " COLOR_TENSOR "; fill-opacity: 0.35; stroke: " COLOR_TENSOR "; "
+	"stroke-dasharray: 3 2; }\n"
 	"</style>\n";
 
 static int check_blocks(struct json_object *region, unsigned int ri, uint64_t rsize,
@@ -425,9 +439,9 @@ static int check_blocks(struct json_object *region, unsigned int ri, uint64_t rs
 				jnum(b, "offset", 0), size, rsize);
 			return -EINVAL;
 		}
-		if (strcmp(state, "free") && strcmp(state, "allocated")) {
-			set_err(err, errlen, "region %u block %zu: state \"%s\" (expected \"free\" "
-				"or \"allocated\")", ri, i, state);
+		if (strcmp(state, "free") && strcmp(state, "allocated") && strcmp(state, "pending")) {
+			set_err(err, errlen, "region %u block %zu: state \"%s\" (expected \"free\", "
+				"\"allocated\" or \"pending\")", ri, i, state);
 			return -EINVAL;
 		}
 	}
@@ -439,6 +453,7 @@ static void draw_block(FILE *f, const struct layout *L, unsigned int ri, struct 
 {
 	uint64_t off = jnum(b, "offset", 0), size = jnum(b, "size", 0);
 	bool is_free = !strcmp(jstr(b, "state", ""), "free");
+	bool pending = !strcmp(jstr(b, "state", ""), "pending");
 	const char *kind = is_free ? "free" : jstr(b, "kind", "tensor");
 	char h1[32], h2[32];
 
@@ -447,7 +462,7 @@ static void draw_block(FILE *f, const struct layout *L, unsigned int ri, struct 
 		kind = "tensor";
 	fprintf(f, "  <rect class=\"block %s%s\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
 		"height=\"%.2f\" data-region=\"%u\" data-offset=\"%" PRIu64 "\" data-size=\"%"
-		PRIu64 "\"", kind, largest ? " largest" : "", x_of(L, off, rsize), y,
+		PRIu64 "\"", pending ? "pending" : kind, largest ? " largest" : "", x_of(L, off, rsize), y,
 		w_of(L, size, rsize), BAR_H, ri, off, size);
 	if (!is_free) {
 		fprintf(f, " data-index=\"");
@@ -460,10 +475,10 @@ static void draw_block(FILE *f, const struct layout *L, unsigned int ri, struct 
 			   largest ? "largest " : "", off, hsize(h1, sizeof(h1), off),
 			   hsize(h2, sizeof(h2), size), size);
 	else
-		xml_printf(f, "%s %s\noffset 0x%" PRIx64 " (%s)\nsize %s (%" PRIu64
-			   " bytes), requested %" PRIu64, kind, jstr(b, "index", "?"), off,
-			   hsize(h1, sizeof(h1), off), hsize(h2, sizeof(h2), size), size,
-			   jnum(b, "requested", size));
+		xml_printf(f, "%s%s %s\noffset 0x%" PRIx64 " (%s)\nsize %s (%" PRIu64
+			   " bytes), requested %" PRIu64, pending ? "freed, waiting for queued work: " : "",
+			   kind, jstr(b, "index", "?"), off, hsize(h1, sizeof(h1), off),
+			   hsize(h2, sizeof(h2), size), size, jnum(b, "requested", size));
 	fprintf(f, "</title></rect>\n");
 }
 
@@ -559,10 +574,122 @@ static void draw_region(FILE *f, const struct layout *L, const struct memmap_opt
 	fprintf(f, "</g>\n");
 }
 
+/* The report's kept history events, or NULL. */
+static struct json_object *history_events(struct json_object *report)
+{
+	struct json_object *h, *ev;
+
+	if (!json_object_object_get_ex(report, "history", &h) ||
+	    !json_object_object_get_ex(h, "events", &ev) ||
+	    !json_object_is_type(ev, json_type_array) || !json_object_array_length(ev))
+		return NULL;
+	return ev;
+}
+
+/* What event @e adds to allocated (*@da) and reserved (*@dr) bytes. */
+static void event_delta(struct json_object *e, int64_t *da, int64_t *dr)
+{
+	const char *a = jstr(e, "action", "");
+	int64_t size = (int64_t)jnum(e, "size", 0);
+
+	*da = !strcmp(a, "alloc") ? size : !strcmp(a, "free") ? -size : 0;
+	*dr = !strcmp(a, "region_acquire") ? size : !strcmp(a, "region_release") ? -size : 0;
+}
+
+static double level_y(double ybase, int64_t level, int64_t peak)
+{
+	return ybase - PLOT_H * (double)level / (double)peak;
+}
+
+/*
+ * The history band: allocated (class "history allocated") and reserved
+ * ("history reserved") bytes as step lines over the events' time span,
+ * and a circle ("history oom") at each failed allocation. The levels are
+ * the summary's figures less what the kept events added, so they are
+ * right also when the ring dropped older events.
+ */
+static void draw_history(FILE *f, const struct layout *L, struct json_object *report,
+			 struct json_object *ev, double y0)
+{
+	struct json_object *s = json_object_object_get(report, "summary");
+	struct json_object *h = json_object_object_get(report, "history");
+	size_t n = json_object_array_length(ev);
+	int64_t start[2] = { (int64_t)jnum(s, "allocated_bytes", 0),
+			     (int64_t)jnum(s, "reserved_bytes", 0) };
+	int64_t level[2], peak = 1, d[2];
+	uint64_t t0 = jnum(json_object_array_get_idx(ev, 0), "t_ns", 0);
+	uint64_t t1 = jnum(json_object_array_get_idx(ev, n - 1), "t_ns", 0);
+	double ybase = y0 + 30 + PLOT_H, span = t1 > t0 ? (double)(t1 - t0) : 1.0;
+	char h1[32];
+
+	/* Back from the summary to the levels before the first kept event. */
+	for (size_t i = 0; i < n; i++) {
+		event_delta(json_object_array_get_idx(ev, i), &d[0], &d[1]);
+		start[0] -= d[0];
+		start[1] -= d[1];
+	}
+	level[0] = start[0];
+	level[1] = start[1];
+	for (size_t i = 0; i <= n; i++) {
+		for (int k = 0; k < 2; k++)
+			if (level[k] > peak)
+				peak = level[k];
+		if (i < n) {
+			event_delta(json_object_array_get_idx(ev, i), &d[0], &d[1]);
+			level[0] += d[0];
+			level[1] += d[1];
+		}
+	}
+
+	fprintf(f, "<g id=\"history\">\n  <text class=\"h2\" x=\"%.0f\" y=\"%.0f\">", L->x0,
+		y0 + 14);
+	xml_printf(f, "Allocation history \xc2\xb7 %zu event%s kept of %" PRIu64 " recorded "
+		   "\xc2\xb7 %.3f ms \xc2\xb7 up to %s", n, plural(n), jnum(h, "recorded", n),
+		   span / 1e6, hsize(h1, sizeof(h1), (uint64_t)peak));
+	fprintf(f, "</text>\n");
+	for (int k = 0; k < 2; k++) {
+		int64_t lv = start[k];
+
+		fprintf(f, "  <polyline class=\"history %s\" fill=\"none\" stroke=\"%s\" "
+			"stroke-width=\"1.5\" points=\"", k ? "reserved" : "allocated",
+			k ? COLOR_RESERVED : COLOR_TENSOR);
+		for (size_t i = 0; i < n; i++) {
+			struct json_object *e = json_object_array_get_idx(ev, i);
+			double x = L->x0 + L->w * (double)(jnum(e, "t_ns", t0) - t0) / span;
+
+			event_delta(e, &d[0], &d[1]);
+			fprintf(f, "%s%.2f,%.2f", i ? " " : "", x, level_y(ybase, lv, peak));
+			lv += d[k];
+			fprintf(f, " %.2f,%.2f", x, level_y(ybase, lv, peak));
+		}
+		fprintf(f, "\"/>\n");
+	}
+	level[0] = start[0];
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *e = json_object_array_get_idx(ev, i);
+
+		event_delta(e, &d[0], &d[1]);
+		level[0] += d[0];
+		if (strcmp(jstr(e, "action", ""), "oom"))
+			continue;
+		fprintf(f, "  <circle class=\"history oom\" cx=\"%.2f\" cy=\"%.2f\" r=\"4\" "
+			"fill=\"" COLOR_OOM "\"><title>",
+			L->x0 + L->w * (double)(jnum(e, "t_ns", t0) - t0) / span,
+			level_y(ybase, level[0], peak));
+		xml_printf(f, "out of memory: %s asked (thread %" PRIu64 ")",
+			   hsize(h1, sizeof(h1), jnum(e, "size", 0)), jnum(e, "thread", 0));
+		fprintf(f, "</title></circle>\n");
+	}
+	fprintf(f, "  <rect class=\"frame\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"/>\n"
+		"  <text class=\"axis\" x=\"%.2f\" y=\"%.2f\">allocated (blue) and reserved (grey) "
+		"bytes over time; red: failed allocations</text>\n</g>\n",
+		L->x0, ybase - PLOT_H, L->w, PLOT_H, L->x0, ybase + 14);
+}
+
 int memmap_render_svg(struct json_object *report, struct json_object *live,
 		      const struct memmap_opts *opts, FILE *out, char *err, size_t errlen)
 {
-	struct json_object *regions;
+	struct json_object *regions, *events;
 	struct memmap_opts defaults;
 	const struct memmap_opts *o = opts;
 	struct layout L;
@@ -601,8 +728,9 @@ int memmap_render_svg(struct json_object *report, struct json_object *live,
 			return ret;
 	}
 
+	events = history_events(report);
 	width = o->width;
-	height = HEADER_H + (nr ? nr : 1) * BAND_H;
+	height = HEADER_H + (nr ? nr : 1) * BAND_H + (events ? HISTORY_H : 0);
 	L.x0 = MEMMAP_MARGIN;
 	L.w = width - 2 * MEMMAP_MARGIN;
 	L.min_px = o->min_block_px;
@@ -615,6 +743,8 @@ int memmap_render_svg(struct json_object *report, struct json_object *live,
 	for (size_t i = 0; i < nr; i++)
 		draw_region(out, &L, o, json_object_array_get_idx(regions, i), (unsigned int)i, live,
 			    HEADER_H + i * BAND_H);
+	if (events)
+		draw_history(out, &L, report, events, HEADER_H + (nr ? nr : 1) * BAND_H);
 	fprintf(out, "</svg>\n");
 	if (fflush(out) || ferror(out)) {
 		set_err(err, errlen, "writing the SVG failed");

@@ -70,9 +70,16 @@ int memmap_load_report(const char *path, unsigned int which, struct json_object 
  *		"owner_comm", "handle"), or NULL: gives each region its owner.
  * @o:		options, or NULL for the defaults.
  *
- * Each block is a <rect> of class "block tensor", "block program" or
- * "block free" (the largest free block of a region also "largest") with
+ * Each block is a <rect> of class "block tensor", "block program",
+ * "block pending" (state "pending": freed, its memory waits for queued
+ * work) or "block free" (the largest free block of a region also "largest") with
  * data-region/data-offset/data-size attributes and a <title> tooltip.
+ * When the report has a "history" ({"recorded", "events": [{"t_ns",
+ * "action", "size", ...}]}, flex_alloc_record_history()), a last band
+ * <g id="history"> draws allocated and reserved bytes over time
+ * (<polyline class="history allocated"> and "history reserved", two
+ * points per event) and a <circle class="history oom"> per failed
+ * allocation.
  *
  * Return: 0; -EINVAL when the report is malformed (a region without a
  * size, a block outside its region), with @err naming the region and

@@ -11,20 +11,49 @@
  *    flex_alloc_resolve(). An index that was freed, or never came from this
  *    allocator, is refused (-ENOENT / -EINVAL), never resolved to someone
  *    else's block.
- *  - Sizes are rounded up to a multiple of 128 bytes; 0 counts as 128.
+ *  - Sizes are rounded up to a multiple of 128 bytes. A 0-byte allocation
+ *    (Since: 0.2; PyTorch makes many empty storages) takes no block, no
+ *    slot and no region: its index frees (any number of times) and
+ *    resolves to region FLEX_ALLOC_NO_REGION, offset 0, size 0, and it is
+ *    counted in no statistic.
  *  - A free block is split on allocation; a freed block is merged with
  *    both neighbours, so no two free blocks are ever adjacent.
- *  - Regions are acquired lazily, trying each fallback size in turn
- *    (default 12, 8, 4 GiB), until max_regions is reached (default 12,
- *    never more than the source's lookup table) or every size fails: then
- *    the region set is locked for good. Alternatively (fixed_regions) a
- *    fixed set is acquired up front and the set is locked at once.
- *  - Region strategy LOAD_BALANCING (default): while the set is not
- *    locked, every allocation first acquires a new region; then regions are
- *    tried from the most free bytes to the least. FILL_FIRST: regions whose
- *    largest free block fits are tried from the least free bytes to the
- *    most; a new region is acquired only when none fits. Ties go to the
- *    region acquired first.
+ *  - Regions are acquired lazily, trying each fallback size that can hold
+ *    the request in turn; a request larger than every fallback size gets a
+ *    region of its own size (rounded up to the source's alignment), and one
+ *    between fallback sizes tries its own size after the larger ones. A
+ *    region that cannot hold the request is never acquired for it.
+ *  - Default sizes (Since: 0.2) are scaled to the memory behind the source
+ *    (flex_region_source_get_info(): the device's capacity, or the
+ *    function's quota when lower), C, halving 7 times for the fallbacks.
+ *    With FILL_FIRST: C/4 down to C/512, and a new region is no larger
+ *    than what the allocator holds already, and at least C/64 (the first
+ *    region). So a small workload reserves C/64, reserved memory at most
+ *    doubles per region, and 8 regions (a VF's lookup table) reach all of
+ *    C: on a 128 GiB device, regions of 2, 2, 4, 8, 16, 32, 32, 32 GiB.
+ *    With LOAD_BALANCING, which acquires before every allocation and so
+ *    holds max_regions regions after as many allocations anyway:
+ *    C/max_regions down to C/(128 max_regions), the most regions to spread
+ *    over (10.7 GiB each on 128 GiB with 12). A source that cannot tell
+ *    its capacity gets the RFC's 12, 8, 4 GiB.
+ *  - The region set is locked for good when max_regions is reached
+ *    (default 12, never more than the source's lookup table) or the
+ *    source's table is full (-ENOSPC from it). A source out of memory
+ *    (every size failed with -ENOMEM, -EDQUOT, -E2BIG) is not a lock:
+ *    another tenant may free memory, so the next allocation that finds no
+ *    room tries again. Giving a region back unlocks. Alternatively
+ *    (fixed_regions) a fixed set is acquired up front and the set is
+ *    locked at once.
+ *  - Region strategy LOAD_BALANCING: while the set is not locked and the
+ *    last acquisition succeeded, every allocation first acquires a new
+ *    region; then regions are tried from the most free bytes to the least.
+ *    FILL_FIRST: regions whose largest free block fits are tried from the
+ *    least free bytes to the most; a new region is acquired only when none
+ *    fits. Ties go to the region acquired first. REGION_AUTO (default,
+ *    Since: 0.2): FILL_FIRST when the source's lookup table has at most
+ *    FLEX_ALLOC_SCARCE_TABLE entries (a VF: its few entries are shared by
+ *    everything the process allocates, and each region is memory other
+ *    tenants cannot have), LOAD_BALANCING otherwise (a PF, no table).
  *  - Block strategy FIRST_FIT (default): the lowest-offset free block that
  *    fits. BEST_FIT: the smallest free block that fits, the lowest offset
  *    among equal sizes. Both find it in O(log n): free blocks are in a
@@ -41,10 +70,24 @@
  *    packed at the top instead of splitting tensor space, without giving
  *    them a region of their own (which would cost one of the 8-16 lookup
  *    table entries a virtual function has, and a size to guess).
- *  - When nothing fits, the memory-pressure callback (if any) is called
- *    with no lock held, then the allocation is retried once; if it fails
- *    again the call returns -ENOMEM and flex_alloc_last_error() names the
- *    size asked, the free total and the largest free block of every region.
+ *  - Regions are kept until the allocator is destroyed, unless
+ *    FLEX_ALLOC_F_RELEASE_EMPTY: then a region that becomes entirely free
+ *    is kept for the next allocations and the one kept before it (if still
+ *    entirely free) is given back, so at most one empty region is held and
+ *    a loop that allocates and frees one block acquires one region, not
+ *    one per iteration (Since: 0.2). flex_alloc_trim() gives back every
+ *    entirely free region (PyTorch's empty_cache()).
+ *  - When nothing fits and no region can be acquired (Since: 0.2), the
+ *    blocks freed after queued work that has run are freed, entirely free
+ *    regions (of sizes that did not fit) are given back (not with
+ *    fixed_regions), and the oldest blocks still waiting for queued work
+ *    are waited for one at a time (see "Stream-ordered memory" below),
+ *    the allocation retried after each step that made room. Then the
+ *    memory-pressure callback (if any) is called with no lock held, and
+ *    the allocation is retried once; if it fails again the call returns
+ *    -ENOMEM and flex_alloc_last_error() names the size asked, the free
+ *    total and the largest free block of every region, what waits for
+ *    queued work, and what the source has free.
  *
  * Thread safety: every function may be called from any number of threads
  * at once. Each region has its own lock, and threads working in different
@@ -77,6 +120,8 @@
  *                            a program that cleans up), append a memory
  *                            report to path: one JSON object per line if
  *                            path ends in ".json", CSV otherwise.
+ *   FLEX_ALLOC_HISTORY=N     keep the last N events of the allocation
+ *                            history (flex_alloc_record_history()).
  */
 #ifndef FLEX_ALLOCATOR_H
 #define FLEX_ALLOCATOR_H
@@ -97,6 +142,8 @@ extern "C" {
 #define FLEX_ALLOC_REGIONS_LIMIT	64U
 /* Most fallback sizes a config holds. */
 #define FLEX_ALLOC_MAX_FALLBACK_SIZES	16U
+/* FLEX_ALLOC_REGION_AUTO picks FillFirst on a table this small (Since: 0.2). */
+#define FLEX_ALLOC_SCARCE_TABLE		16U
 /* Largest region the allocator uses (2^32 - 1 blocks of 128 bytes, about
  * 512 GiB); of a bigger region it uses this much. A region holds at most
  * 4,194,304 live allocations; past that it counts as full. */
@@ -108,6 +155,8 @@ extern "C" {
  */
 typedef uint64_t flex_alloc_index_t;
 #define FLEX_ALLOC_INDEX_NONE		((flex_alloc_index_t)0)
+/* The region_id a 0-byte allocation resolves to (Since: 0.2). */
+#define FLEX_ALLOC_NO_REGION		UINT64_MAX
 
 /* VirtualAddress: where an allocation is on the device. */
 struct flex_vaddr {
@@ -116,8 +165,9 @@ struct flex_vaddr {
 };
 
 enum flex_alloc_region_strategy {
-	FLEX_ALLOC_LOAD_BALANCING = 0,	/* most free region first (default) */
+	FLEX_ALLOC_LOAD_BALANCING = 0,	/* most free region first */
 	FLEX_ALLOC_FILL_FIRST = 1,	/* least free region that fits first */
+	FLEX_ALLOC_REGION_AUTO = 2,	/* by the source's table (default; Since: 0.2) */
 };
 
 enum flex_alloc_block_strategy {
@@ -131,7 +181,7 @@ enum flex_alloc_kind {
 };
 
 /* Config flags. */
-#define FLEX_ALLOC_F_RELEASE_EMPTY	(1U << 0) /* give back regions that become entirely free */
+#define FLEX_ALLOC_F_RELEASE_EMPTY	(1U << 0) /* give back regions that become entirely free, but one */
 #define FLEX_ALLOC_F_GLOBAL_LOCK	(1U << 1) /* one lock for all regions (the RFC's) */
 #define FLEX_ALLOC_F_DEBUG		(1U << 2) /* as FLEX_ALLOC_DEBUG=1 */
 
@@ -162,10 +212,12 @@ typedef void (*flex_alloc_pressure_fn)(struct flex_alloc *a, uint64_t size, void
 /**
  * struct flex_alloc_config - options of flex_alloc_new().
  * Fill it with flex_alloc_config_init() first, then change what you need.
- * @region_strategy, @block_strategy: see the top of this file.
- * @num_fallback_sizes: entries used in @fallback_sizes.
+ * @region_strategy, @block_strategy: see the top of this file (default
+ *		FLEX_ALLOC_REGION_AUTO, FLEX_ALLOC_FIRST_FIT).
+ * @num_fallback_sizes: entries used in @fallback_sizes; 0 (the default,
+ *		Since: 0.2) for sizes scaled to the source (see the top).
  * @fallback_sizes: region sizes to try, in order, each a non-zero multiple
- *		of FLEX_ALLOC_ALIGN (default 12 GiB, 8 GiB, 4 GiB).
+ *		of FLEX_ALLOC_ALIGN.
  * @max_regions: most regions held at once (default 12; capped by the
  *		source's table entries; at most FLEX_ALLOC_REGIONS_LIMIT).
  * @fixed_regions: 0 to acquire regions lazily (the default); N to acquire
@@ -223,7 +275,8 @@ void flex_alloc_destroy(struct flex_alloc *a);
 
 /**
  * flex_alloc_round_size() - the block size a request of @size gets: @size
- * rounded up to a multiple of FLEX_ALLOC_ALIGN, at least FLEX_ALLOC_ALIGN.
+ * rounded up to a multiple of FLEX_ALLOC_ALIGN, at least FLEX_ALLOC_ALIGN
+ * (a request of 0 bytes gets no block at all, see the top of this file).
  * Returns 0 when the result would not fit in 64 bits.
  */
 uint64_t flex_alloc_round_size(uint64_t size);
@@ -231,7 +284,7 @@ uint64_t flex_alloc_round_size(uint64_t size);
 /**
  * flex_alloc_alloc() - allocate @size bytes of device memory.
  * @a:		the allocator.
- * @size:	bytes; rounded with flex_alloc_round_size().
+ * @size:	bytes; rounded with flex_alloc_round_size(); 0 takes no memory.
  * @kind:	FLEX_ALLOC_TENSOR or FLEX_ALLOC_PROGRAM.
  * @out:	the new allocation's index.
  *
@@ -246,7 +299,7 @@ int flex_alloc_alloc(struct flex_alloc *a, uint64_t size, enum flex_alloc_kind k
 /**
  * flex_alloc_free() - free an allocation, merging its block with free
  * neighbours. With FLEX_ALLOC_F_RELEASE_EMPTY, a region left entirely free
- * is given back to the source.
+ * is kept and the one kept before it given back (see the top).
  *
  * Return: 0; -EINVAL for an index this allocator never issued (foreign or
  * corrupt); -ENOENT for an index already freed (double free, stale index).
@@ -255,6 +308,117 @@ int flex_alloc_alloc(struct flex_alloc *a, uint64_t size, enum flex_alloc_kind k
  * (the allocation stays live; try again later).
  */
 int flex_alloc_free(struct flex_alloc *a, flex_alloc_index_t index);
+
+/*
+ * Stream-ordered memory (Since: 0.2), as PyTorch's CUDA caching allocator
+ * has it. Device work is queued (FlexStream: flex/stream.h): a block freed
+ * while queued work still names it must not be handed out again until
+ * that work has run, or the next tensor in it is overwritten by the old
+ * work (a device data race). The allocator follows queues through struct
+ * flex_alloc_queue: a FlexStream is one (flex_stream_alloc_queue()), and a
+ * runtime may plug in its own.
+ *
+ *  - flex_alloc_free_after(a, index, q): the caller's index is dead at
+ *    once (freeing or resolving it again is refused), but the block stays
+ *    allocated until the work enqueued on q before the call has run.
+ *  - flex_alloc_record_use(a, index, q) (PyTorch's recordStream): the
+ *    block is also used by work on q; when it is freed (by either call),
+ *    it also waits for the work enqueued on q until then. Reuse waits only
+ *    for the queues that used the block; a queue with nothing pending
+ *    costs nothing.
+ *  - A deferred block is freed when an allocation finds its points
+ *    reached (the allocator looks every 64th allocation on a thread, and
+ *    before failing), by flex_alloc_reclaim(), or by flex_alloc_trim().
+ *    An allocation that finds no room first frees what is reached, then
+ *    gives back empty regions, then waits for the oldest deferred frees,
+ *    one at a time, retrying after each, and only then calls the
+ *    memory-pressure callback.
+ *  - Until freed, a deferred block counts as allocated (the memory is in
+ *    use by the device) and in pending_free_bytes; reports show it as
+ *    "pending".
+ *
+ * Queue callbacks are called with no allocator lock held, from any thread
+ * that allocates or frees. A queue must outlive its use by the allocator:
+ * flex_alloc_queue_retire() before it goes (FlexStream does this in
+ * flex_stream_destroy() for its context's allocator).
+ */
+struct flex_alloc_queue;
+
+/**
+ * struct flex_alloc_queue_ops - how the allocator follows a queue of work.
+ * @point:	the point that is reached once everything enqueued on @q so
+ *		far has run, or 0 if all of it is known to have run already
+ *		(the block is then freed at once). Increasing on one queue.
+ * @query:	0 if @point is reached (the work ran, failed, or was dropped
+ *		and will never run); anything else: not yet. Must not block.
+ * @wait:	block until @point is reached, or until its work failed or
+ *		was dropped; the return value is not used (the block is
+ *		freed either way).
+ */
+struct flex_alloc_queue_ops {
+	uint64_t (*point)(struct flex_alloc_queue *q);
+	int (*query)(struct flex_alloc_queue *q, uint64_t point);
+	int (*wait)(struct flex_alloc_queue *q, uint64_t point);
+};
+
+/** struct flex_alloc_queue - embed it in the queue's own structure. */
+struct flex_alloc_queue {
+	const struct flex_alloc_queue_ops *ops;
+};
+
+/**
+ * flex_alloc_free_after() - free an allocation once the work enqueued on
+ * @q so far (and on the queues of its recorded uses) has run. Since: 0.2.
+ * @q:		the queue whose work uses the block (NULL: only the recorded
+ *		uses count, as flex_alloc_free()).
+ *
+ * Return: as flex_alloc_free(); -EINVAL also for a @q without ops; -ENOMEM
+ * no host memory to remember the free (the allocation stays live).
+ */
+int flex_alloc_free_after(struct flex_alloc *a, flex_alloc_index_t index,
+			  struct flex_alloc_queue *q);
+
+/**
+ * flex_alloc_record_use() - the allocation is also used by work on @q
+ * (PyTorch's recordStream()). Since: 0.2. Recording a queue twice is
+ * recording it once; a 0-byte allocation needs nothing.
+ * Return: 0; -EINVAL / -ENOENT as flex_alloc_resolve(), or @q without ops;
+ * -ENOMEM.
+ */
+int flex_alloc_record_use(struct flex_alloc *a, flex_alloc_index_t index,
+			  struct flex_alloc_queue *q);
+
+/* flex_alloc_reclaim() flags. */
+#define FLEX_ALLOC_RECLAIM_WAIT		(1U << 0) /* wait for every deferred free */
+
+/**
+ * flex_alloc_reclaim() - free the deferred blocks whose work has run (with
+ * FLEX_ALLOC_RECLAIM_WAIT: wait for all of them). Since: 0.2.
+ * @freed:	if not NULL, the bytes freed.
+ * Return: 0; -EINVAL unknown flags.
+ */
+int flex_alloc_reclaim(struct flex_alloc *a, unsigned int flags, uint64_t *freed);
+
+/**
+ * flex_alloc_queue_retire() - forget @q: its points count as reached and
+ * its recorded uses are dropped. Call it when the work on @q has run (or
+ * been cancelled) and before @q goes away; it waits until no thread still
+ * calls @q's callbacks. Since: 0.2.
+ */
+void flex_alloc_queue_retire(struct flex_alloc *a, struct flex_alloc_queue *q);
+
+/**
+ * flex_alloc_trim() - give every entirely free region back to the source,
+ * what PyTorch's torch.cuda.empty_cache() does for its cache. Since: 0.2.
+ * @released:	if not NULL, the bytes given back.
+ *
+ * Deferred frees whose work has run are freed first (flex_alloc_reclaim()
+ * without waiting; call it with FLEX_ALLOC_RECLAIM_WAIT before to wait for
+ * all, as empty_cache() synchronizes). Regions holding a live or deferred
+ * allocation stay; with fixed_regions nothing is given back (it could not
+ * be acquired again). Return: 0.
+ */
+int flex_alloc_trim(struct flex_alloc *a, uint64_t *released);
 
 /**
  * flex_alloc_resolve() - the VirtualAddress of a live allocation.
@@ -287,19 +451,23 @@ void flex_alloc_set_pressure_callback(struct flex_alloc *a, flex_alloc_pressure_
  * asked for before rounding.
  */
 struct flex_alloc_stats {
-	uint64_t allocated_bytes;	/* in live allocations now */
-	uint64_t peak_allocated_bytes;	/* highest allocated_bytes so far */
+	uint64_t allocated_bytes;	/* in live allocations now, deferred frees included */
+	uint64_t peak_allocated_bytes;	/* highest allocated_bytes since creation or reset */
 	uint64_t requested_bytes;	/* asked by live allocations, unrounded */
 	uint64_t reserved_bytes;	/* in regions held now */
-	uint64_t peak_reserved_bytes;	/* highest reserved_bytes so far */
+	uint64_t peak_reserved_bytes;	/* highest reserved_bytes since creation or reset */
 	uint64_t free_bytes;		/* reserved - allocated */
 	uint64_t largest_free_block;	/* in any region */
 	uint64_t num_allocs;		/* successful allocations */
 	uint64_t num_frees;		/* successful frees */
 	uint64_t num_failed_allocs;	/* allocations that returned an error */
+	uint64_t num_ooms;		/* of those, -ENOMEM for want of device memory (Since: 0.2) */
+	uint64_t num_pressure_retries;	/* allocations retried after room was made (Since: 0.2) */
 	uint64_t num_bad_frees;		/* frees refused (double, stale, foreign) */
 	uint64_t num_live_blocks;	/* allocations alive now */
 	uint64_t num_free_blocks;	/* free blocks now, all regions */
+	uint64_t pending_free_bytes;	/* freed after queues, not reached yet (Since: 0.2) */
+	uint64_t num_pending_frees;	/* such blocks (Since: 0.2) */
 	uint64_t num_region_acquires;	/* regions acquired so far */
 	uint64_t num_region_releases;	/* regions given back so far */
 	uint32_t num_regions;		/* regions held now */
@@ -315,9 +483,101 @@ struct flex_alloc_stats {
  * so figures are exact when no other thread is allocating; with concurrent
  * calls they are per-region consistent, and peak_allocated_bytes (summed
  * from the regions at each allocation) may miss a peak that only existed
- * between overlapping calls. Return: 0.
+ * between overlapping calls. A retry after room was made
+ * (num_pressure_retries) follows giving back empty regions or the
+ * memory-pressure callback. Return: 0.
  */
 int flex_alloc_get_stats(struct flex_alloc *a, struct flex_alloc_stats *st);
+
+/**
+ * flex_alloc_reset_peak_stats() - start peak_allocated_bytes and
+ * peak_reserved_bytes again from the current figures (PyTorch's
+ * reset_peak_memory_stats()). Since: 0.2. Return: 0.
+ */
+int flex_alloc_reset_peak_stats(struct flex_alloc *a);
+
+/**
+ * flex_alloc_mem_get_info() - the device memory of the allocator's
+ * function, as torch.cuda.mem_get_info() / cudaMemGetInfo() report it and
+ * vLLM sizes its cache from. Since: 0.2.
+ * @free:	bytes that could still be acquired: what the device has free,
+ *		within the function's quota. Memory this allocator holds in its
+ *		regions (allocated or not) is not free.
+ * @total:	the most the function may hold: the device's capacity, or its
+ *		quota when lower.
+ *
+ * Both come from one snapshot of the region source
+ * (flex_region_source_get_info()), so @free <= @total and total - free is
+ * what the function holds (this allocator and other openers of the
+ * function) plus what other functions hold of a shared device.
+ *
+ * Return: 0; -EOPNOTSUPP the source cannot say (a plug-in source without
+ * an info callback); the source's errors.
+ */
+int flex_alloc_mem_get_info(struct flex_alloc *a, uint64_t *free, uint64_t *total);
+
+/*
+ * Allocation history (Since: 0.2), what torch.cuda.memory._record_memory_history()
+ * keeps: off by default; flex_alloc_record_history() (or the environment
+ * variable FLEX_ALLOC_HISTORY=N, read by flex_alloc_new()) keeps the last
+ * N events in a ring. The JSON report carries them ("history"), and
+ * `flexctl map` draws allocated memory over time from them.
+ */
+enum flex_alloc_event_action {
+	FLEX_ALLOC_EV_ALLOC = 0,	/* an allocation (0-byte ones too) */
+	FLEX_ALLOC_EV_FREE = 1,		/* its block given back (0-byte: its index freed) */
+	FLEX_ALLOC_EV_FREE_REQUESTED = 2, /* freed, but the block waits for streams */
+	FLEX_ALLOC_EV_REGION_ACQUIRE = 3, /* a region acquired */
+	FLEX_ALLOC_EV_REGION_RELEASE = 4, /* a region given back */
+	FLEX_ALLOC_EV_OOM = 5,		/* an allocation failed with -ENOMEM */
+};
+
+/**
+ * struct flex_alloc_event - one event of the history.
+ * @time_ns:	CLOCK_MONOTONIC.
+ * @action:	what happened.
+ * @kind:	ALLOC, FREE*, OOM: the allocation's kind.
+ * @index:	ALLOC, FREE*: the allocation; else FLEX_ALLOC_INDEX_NONE.
+ * @region_id, @offset: where (region events: offset 0; OOM: none).
+ * @size:	block bytes; region bytes for region events; bytes asked for OOM.
+ * @requested:	ALLOC, FREE*: bytes asked.
+ * @thread:	the calling thread (gettid()).
+ */
+struct flex_alloc_event {
+	uint64_t time_ns;
+	enum flex_alloc_event_action action;
+	enum flex_alloc_kind kind;
+	flex_alloc_index_t index;
+	uint64_t region_id;
+	uint64_t offset;
+	uint64_t size;
+	uint64_t requested;
+	uint32_t thread;
+	uint32_t pad;
+};
+
+/**
+ * flex_alloc_record_history() - keep the last @max_entries events from
+ * now on; 0 stops recording and drops what was kept. Changing the size
+ * drops what was kept. Since: 0.2.
+ * Return: 0; -ENOMEM (recording stays as it was).
+ */
+int flex_alloc_record_history(struct flex_alloc *a, size_t max_entries);
+
+/**
+ * flex_alloc_get_history() - copy the kept events, oldest first.
+ * Since: 0.2.
+ * @out:	room for @max events (the newest @max if more are kept).
+ * @n:		out: events copied.
+ * @recorded:	if not NULL, out: events recorded since recording started
+ *		(more than kept once the ring wrapped).
+ * Return: 0.
+ */
+int flex_alloc_get_history(struct flex_alloc *a, struct flex_alloc_event *out, size_t max,
+			   size_t *n, uint64_t *recorded);
+
+/** flex_alloc_event_name() - "alloc", "free", ... for @action; "?" if unknown. Since: 0.2. */
+const char *flex_alloc_event_name(enum flex_alloc_event_action action);
 
 /** struct flex_alloc_region_stats - one region, as flex_alloc_get_stats(). */
 struct flex_alloc_region_stats {
@@ -345,11 +605,12 @@ int flex_alloc_get_region_stats(struct flex_alloc *a, unsigned int n,
 struct flex_alloc_block_info {
 	unsigned int region;		/* n as in flex_alloc_get_region_stats() */
 	unsigned int is_free;		/* 1 free, 0 allocated */
+	unsigned int is_pending;	/* allocated, freed after queues (Since: 0.2) */
 	uint64_t region_id;
 	uint64_t offset;
 	uint64_t size;
 	enum flex_alloc_kind kind;	/* allocated blocks only */
-	flex_alloc_index_t index;	/* allocated blocks only, else NONE */
+	flex_alloc_index_t index;	/* allocated blocks only, else NONE; pending: as freed */
 	uint64_t requested;		/* allocated blocks only: size asked */
 };
 

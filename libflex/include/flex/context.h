@@ -48,6 +48,8 @@ int flex_context_new(struct flex_device *dev, const struct flex_alloc_config *cf
 
 /**
  * flex_context_open() - flex_device_open(@path) then flex_context_new(dev, NULL).
+ * @path NULL (Since: 0.2) opens the node FLEX_DEVICE names, else
+ * /dev/flex0 (flex_device_open()).
  * Return: as those two.
  */
 int flex_context_open(const char *path, struct flex_context **out);

@@ -12,6 +12,7 @@
 #ifndef FLEX_DEVICE_H
 #define FLEX_DEVICE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <linux/flex.h>
@@ -23,18 +24,70 @@ extern "C" {
 
 struct flex_device;
 
+/* The node flex_device_open(NULL) opens when FLEX_DEVICE is unset (Since: 0.2). */
+#define FLEX_DEVICE_DEFAULT	"/dev/flex0"
+
 /**
  * flex_device_open() - open a device node (/dev/flexN, /dev/flexNvfM).
- * @path:	the node.
+ * @path:	the node; NULL (Since: 0.2) for the one the environment
+ *		variable FLEX_DEVICE names (a path, or a node name such as
+ *		"flex0vf1", taken under /dev), else FLEX_DEVICE_DEFAULT: so
+ *		FLEX_DEVICE picks the device, and with it PF or VF mode, for a
+ *		program that does not choose (flex_device_default_node()).
  * @out:	the device, with one reference.
  *
  * Checks that the node speaks this uapi: FLEX_IOCTL_QUERY must succeed and
  * report FLEX_UAPI_MAJOR.
  *
  * Return: 0; open(2)'s errors (-ENOENT, -EACCES, ...); -ENOTTY if the node
- * is not a flex device; -EPROTO for another uapi major version; -ENOMEM.
+ * is not a flex device; -EPROTO for another uapi major version;
+ * -ENAMETOOLONG a FLEX_DEVICE too long for a path; -ENOMEM.
  */
 int flex_device_open(const char *path, struct flex_device **out);
+
+/**
+ * flex_device_default_node() - the node flex_device_open(NULL) opens.
+ * Since: 0.2.
+ * @buf, @len:	receives the path.
+ * Return: 0; -ENAMETOOLONG if it does not fit in @len.
+ */
+int flex_device_default_node(char *buf, size_t len);
+
+/**
+ * struct flex_device_info - one function of a flex device, as sysfs
+ * (/sys/class/flex, Documentation/ABI/testing/sysfs-class-flex) lists it.
+ * Since: 0.2.
+ * @name:	"flexN" (the PF) or "flexNvfM" (VF M).
+ * @node:	its device node, "/dev/" @name.
+ * @mode:	FLEX_MODE_PF or FLEX_MODE_VF.
+ * @device_index: N.
+ * @vf_index:	M; 0 on a PF.
+ * @table_size:	lookup-table entries (a PF's region cap).
+ * @capacity:	device memory of the device.
+ * @quota_capacity: the most the function's regions may hold (capacity
+ *		unless the admin lowered it).
+ */
+struct flex_device_info {
+	char name[32];
+	char node[48];
+	uint32_t mode;
+	uint32_t device_index;
+	uint32_t vf_index;
+	uint32_t table_size;
+	uint64_t capacity;
+	uint64_t quota_capacity;
+};
+
+/**
+ * flex_device_enumerate() - the flex functions present, from sysfs:
+ * every PF and every enabled VF, by device then PF first then VF index.
+ * Opens no device (no permission needed). Since: 0.2.
+ * @out:	room for @max entries (may be NULL with @max 0).
+ * @count:	out: how many there are (more than @max: only @max filled).
+ * Return: 0 (no flex device, or the module not loaded: *@count 0);
+ * -ENOMEM.
+ */
+int flex_device_enumerate(struct flex_device_info *out, unsigned int max, unsigned int *count);
 
 /** flex_device_ref() - take a reference; returns @dev. */
 struct flex_device *flex_device_ref(struct flex_device *dev);
@@ -89,7 +142,12 @@ int flex_device_region_mmap(struct flex_device *dev, uint64_t region_id, int pro
  * Sizes asked are rounded up to flex_query.region_align. Region ids are the
  * driver's: the physical address on a PF, the lookup-table index on a VF.
  * Its table_entries is flex_query.table_entries, so an allocator on it
- * never holds more regions than the function's lookup table has.
+ * never holds more regions than the function's lookup table has. Its info
+ * (flex_region_source_get_info(), Since: 0.2) is one FLEX_IOCTL_QUERY
+ * (capacity, free, largest free range, region_align, table in use), within
+ * the function's quota_capacity when the admin set it below the capacity
+ * (then capacity is the quota and free at most the quota less the
+ * function's memory_used; both read from sysfs just after the query).
  *
  * Return: 0, the errors of flex_device_query(), -ENOMEM.
  */

@@ -325,6 +325,16 @@ struct flex_stream_stats {
 void flex_stream_get_stats(struct flex_stream *s, struct flex_stream_stats *st);
 
 /**
+ * flex_stream_alloc_queue() - the stream as FlexAllocator follows it, for
+ * flex_alloc_free_after() (free a block once the work enqueued on @s so
+ * far has run) and flex_alloc_record_use() (PyTorch's recordStream).
+ * Since: 0.2. Its point is the predicted seqno of the last CB enqueued;
+ * work dropped after a failure counts as run. flex_stream_destroy()
+ * retires it from the context's allocator.
+ */
+struct flex_alloc_queue *flex_stream_alloc_queue(struct flex_stream *s);
+
+/**
  * flex_stream_last_error() - same as flex_job_last_error(): the calling
  * thread's last failure message. Never NULL.
  */
