@@ -145,9 +145,9 @@ static int tensor_new(struct flex_context *ctx, struct dev_tensor *x, const char
 	x->host = calloc(rows * cols, 4);
 	if (!x->host)
 		return -ENOMEM;
-	if (flex_alloc_alloc(flex_context_allocator(ctx), x->bytes, FLEX_ALLOC_TENSOR,
+	if (flex_alloc_block_alloc(flex_context_allocator(ctx), x->bytes, FLEX_ALLOC_TENSOR,
 			     &x->t.index)) {
-		fprintf(stderr, "flex-demo: tensor %s: %s\n", name, flex_alloc_last_error());
+		fprintf(stderr, "flex-demo: tensor %s: %s\n", name, flex_last_error());
 		return -ENOMEM;
 	}
 	return 0;
@@ -206,7 +206,7 @@ static int check_err(int err, const char *what, struct flex_stream_error *se)
 {
 	if (err)
 		fprintf(stderr, "flex-demo: %s: %s\n", what,
-			se && se->message[0] ? se->message : flex_job_last_error());
+			se && se->message[0] ? se->message : flex_last_error());
 	return err;
 }
 
@@ -229,7 +229,7 @@ static int run_function(const char *path)
 	const struct flex_job *job;
 	struct flex_tensor args[3];
 	unsigned int blocks[2] = { 0, 0 };
-	char dir[PATH_MAX], plan[PATH_MAX + 16], msg[1024];
+	char dir[PATH_MAX], plan[PATH_MAX + 16];
 	double t0, t_load, t_h2d, t_run;
 	int32_t *refc = NULL, *refd = NULL;
 	uint64_t bad = 0;
@@ -238,7 +238,7 @@ static int run_function(const char *path)
 	for (size_t i = 0; i < 5; i++)
 		memset(all[i], 0, sizeof(A));
 
-	err = flex_device_open(path, &dev);
+	err = flex_device_new(path, &dev);
 	if (err) {
 		fprintf(stderr, "flex-demo: open %s: %s\n", path, strerror(-err));
 		return err;
@@ -258,14 +258,14 @@ static int run_function(const char *path)
 	cfg.fallback_sizes[0] = 4 * GiB;
 	cfg.fallback_sizes[1] = 1 * GiB;
 	err = flex_context_new(dev, &cfg, &ctx);
-	flex_device_close(dev);
+	flex_device_unref(dev);
 	if (check_err(err, "context", NULL))
 		return err;
-	err = flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &s1);
+	err = flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &s1);
 	if (!err)
-		err = flex_stream_create(ctx, FLEX_STREAM_PRIO_HIGH, &s2);
+		err = flex_stream_new(ctx, FLEX_STREAM_PRIO_HIGH, &s2);
 	if (!err)
-		err = flex_event_create(&ev);
+		err = flex_event_new(0, &ev);
 	if (check_err(err, "streams", NULL))
 		goto out;
 
@@ -279,16 +279,16 @@ static int run_function(const char *path)
 		goto out;
 	}
 	snprintf(plan, sizeof(plan), "%s/plan.json", dir);
-	err = flex_manifest_parse(plan, &m, msg, sizeof(msg));
+	err = flex_manifest_new_from_file(plan, &m);
 	if (!err)
-		err = flex_manifest_load(ctx, m, s1, &lp, msg, sizeof(msg));
+		err = flex_loaded_plan_new(ctx, m, s1, &lp);
 	if (err) {
-		fprintf(stderr, "flex-demo: %s\n", msg);
+		fprintf(stderr, "flex-demo: %s\n", flex_last_error());
 		goto out;
 	}
 	t_load = now_s() - t0;
 	job = flex_plan_job(flex_loaded_plan_plan(lp), 0);
-	flex_alloc_resolve(flex_context_allocator(ctx), flex_loaded_plan_binary(lp, 0), &va, NULL);
+	flex_alloc_block_resolve(flex_context_allocator(ctx), flex_loaded_plan_binary(lp, 0), &va, NULL);
 	printf("  plan %s: job \"%s\", %zu-byte binary loaded at region 0x%" PRIx64
 	       " offset 0x%" PRIx64 " (a program allocation, top of the region)\n",
 	       plan, flex_job_name(job), flex_manifest_job(m, 0)->binary_size, va.region_id,
@@ -385,11 +385,11 @@ out:
 		flex_stream_synchronize(s2, NULL);
 	for (size_t i = 0; i < 5; i++) {
 		if (all[i]->t.index)
-			flex_alloc_free(flex_context_allocator(ctx), all[i]->t.index);
+			flex_alloc_block_free(flex_context_allocator(ctx), all[i]->t.index);
 		free(all[i]->host);
 	}
-	flex_loaded_plan_free(lp);
-	flex_manifest_free(m);
+	flex_loaded_plan_destroy(lp);
+	flex_manifest_destroy(m);
 	flex_event_destroy(ev);
 	flex_stream_destroy(s2);
 	flex_stream_destroy(s1);

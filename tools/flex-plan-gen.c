@@ -9,7 +9,7 @@
  *
  * Each kernel word starts a job; the options after it apply to that job.
  * The manifest is DIR/plan.json (or -m NAME), each binary DIR/<job>.bin.
- * The result is parsed back with flex_manifest_parse() before exiting, so
+ * The result is parsed back with flex_manifest_new_from_file() before exiting, so
  * what it writes is what the runtime accepts.
  */
 #include <errno.h>
@@ -37,9 +37,10 @@ struct gen_job {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: flex-plan-gen KERNEL [--dtype int32|int8] --tile DIMS [--name NAME]\n"
+		"usage: flex-plan-gen KERNEL [--dtype TYPE] --tile DIMS [--name NAME]\n"
 		"                     [KERNEL ...] -o DIR [-m MANIFEST]\n"
-		"kernels: matmul (--tile MxNxK, int32 or int8), add (--tile RxC), relu (--tile RxC)\n"
+		"kernels: matmul (--tile MxNxK), add, mul, relu (--tile RxC)\n"
+		"types: int32 (the default), float32, bfloat16, float16; int8 for matmul\n"
 		"writes DIR/plan.json (or DIR/MANIFEST) and DIR/<name>.bin per job\n");
 }
 
@@ -125,9 +126,8 @@ static struct json_object *job_json(const struct flex_kernel *k, const char *nam
 	return job;
 }
 
-static int build(const struct gen_job *j, struct flex_kernel *k)
+static int build(const struct gen_job *j, struct flex_kernel **k)
 {
-	char err[256];
 	int ret;
 
 	if (!strcmp(j->kernel, "matmul")) {
@@ -135,26 +135,23 @@ static int build(const struct gen_job *j, struct flex_kernel *k)
 			fprintf(stderr, "flex-plan-gen: matmul: --tile must be MxNxK\n");
 			return -EINVAL;
 		}
-		ret = flex_kernel_matmul(j->dtype, j->tile[0], j->tile[1], j->tile[2], k, err,
-					 sizeof(err));
-	} else if (!strcmp(j->kernel, "add") || !strcmp(j->kernel, "relu")) {
+		ret = flex_kernel_new_matmul(j->dtype, j->tile[0], j->tile[1], j->tile[2], k);
+	} else if (!strcmp(j->kernel, "add") || !strcmp(j->kernel, "mul") ||
+		   !strcmp(j->kernel, "relu")) {
 		if (j->n_tile != 2) {
 			fprintf(stderr, "flex-plan-gen: %s: --tile must be RxC\n", j->kernel);
 			return -EINVAL;
 		}
-		if (j->dtype != FLEX_DTYPE_INT32) {
-			fprintf(stderr, "flex-plan-gen: %s: only int32\n", j->kernel);
-			return -EINVAL;
-		}
-		ret = (j->kernel[0] == 'a' ? flex_kernel_add : flex_kernel_relu)(
-			j->tile[0], j->tile[1], k, err, sizeof(err));
+		ret = (j->kernel[0] == 'a' ? flex_kernel_new_add :
+		       j->kernel[0] == 'm' ? flex_kernel_new_mul : flex_kernel_new_relu)(
+			j->dtype, j->tile[0], j->tile[1], k);
 	} else {
-		fprintf(stderr, "flex-plan-gen: unknown kernel \"%s\" (matmul, add, relu)\n",
+		fprintf(stderr, "flex-plan-gen: unknown kernel \"%s\" (matmul, add, mul, relu)\n",
 			j->kernel);
 		return -EINVAL;
 	}
 	if (ret)
-		fprintf(stderr, "flex-plan-gen: %s: %s\n", j->kernel, err);
+		fprintf(stderr, "flex-plan-gen: %s\n", flex_last_error());
 	return ret;
 }
 
@@ -173,7 +170,7 @@ int main(int argc, char **argv)
 	struct json_object *root, *jarr;
 	struct flex_manifest *m;
 	const char *dir = NULL, *mname = "plan.json";
-	char path[4096], err[1024];
+	char path[4096];
 	int n = 0, c, ret = 0;
 
 	memset(jobs, 0, sizeof(jobs));
@@ -202,7 +199,8 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			if (c == 'd' && flex_dtype_from_name(optarg, &jobs[n - 1].dtype)) {
-				fprintf(stderr, "flex-plan-gen: bad dtype \"%s\" (int32, int8)\n", optarg);
+				fprintf(stderr, "flex-plan-gen: bad dtype \"%s\" (int32, int8, float32, bfloat16, float16)\n",
+					optarg);
 				return 2;
 			}
 			if (c == 't' && parse_tile(optarg, &jobs[n - 1])) {
@@ -240,31 +238,31 @@ int main(int argc, char **argv)
 	json_object_object_add(root, "format", json_object_new_string("flex-plan"));
 	json_object_object_add(root, "version", json_object_new_int(FLEX_MANIFEST_VERSION));
 	for (int i = 0; i < n && !ret; i++) {
-		struct flex_kernel k;
+		struct flex_kernel *k;
 		char name[64], bin[80];
 
 		ret = build(&jobs[i], &k);
 		if (ret)
 			break;
-		snprintf(name, sizeof(name), "%s", jobs[i].name ? jobs[i].name : k.name);
+		snprintf(name, sizeof(name), "%s", jobs[i].name ? jobs[i].name : k->name);
 		for (int p = 0; p < i; p++)
 			if (!strcmp(jobs[p].name ? jobs[p].name : "", name))
 				ret = -EEXIST;
 		if (ret) {
 			fprintf(stderr, "flex-plan-gen: two jobs named %s (give one a --name)\n",
 				name);
-			flex_kernel_release(&k);
+			flex_kernel_destroy(k);
 			break;
 		}
 		snprintf(bin, sizeof(bin), "%s.bin", name);
 		snprintf(path, sizeof(path), "%s/%s", dir, bin);
-		ret = flex_program_write_file(path, k.binary, k.binary_size);
+		ret = flex_program_write_file(path, k->binary, k->binary_size);
 		if (ret)
 			fprintf(stderr, "flex-plan-gen: %s: %s\n", path, strerror(-ret));
 		else
-			json_object_array_add(jarr, job_json(&k, name, bin));
+			json_object_array_add(jarr, job_json(k, name, bin));
 		jobs[i].name = strdup(name);
-		flex_kernel_release(&k);
+		flex_kernel_destroy(k);
 	}
 	json_object_object_add(root, "jobs", jarr);
 	snprintf(path, sizeof(path), "%s/%s", dir, mname);
@@ -278,9 +276,10 @@ int main(int argc, char **argv)
 		return 1;
 
 	/* Read it back as the runtime will. */
-	ret = flex_manifest_parse(path, &m, err, sizeof(err));
+	ret = flex_manifest_new_from_file(path, &m);
 	if (ret) {
-		fprintf(stderr, "flex-plan-gen: the written manifest does not parse: %s\n", err);
+		fprintf(stderr, "flex-plan-gen: the written manifest does not parse: %s\n",
+			flex_last_error());
 		return 1;
 	}
 	for (uint32_t i = 0; i < flex_manifest_n_jobs(m); i++) {
@@ -289,6 +288,6 @@ int main(int argc, char **argv)
 		printf("%s: job %s: %u args, %u axes, %u correction slots, %zu-byte binary\n", path,
 		       j->name, j->sig.n_args, j->sig.n_axes, j->n_corr, j->binary_size);
 	}
-	flex_manifest_free(m);
+	flex_manifest_destroy(m);
 	return 0;
 }

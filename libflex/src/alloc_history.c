@@ -28,7 +28,7 @@ FLEX_EXPORT const char *flex_alloc_event_name(enum flex_alloc_event_action actio
 	       event_names[action] : "?";
 }
 
-void history_add(struct flex_alloc *a, enum flex_alloc_event_action action,
+void flex_history_add(struct flex_alloc *a, enum flex_alloc_event_action action,
 		 enum flex_alloc_kind kind, flex_alloc_index_t index, uint64_t region_id,
 		 uint64_t offset, uint64_t size, uint64_t requested)
 {
@@ -71,7 +71,7 @@ FLEX_EXPORT int flex_alloc_record_history(struct flex_alloc *a, size_t max_entri
 		ring = max_entries <= SIZE_MAX / sizeof(*ring) ?
 		       malloc(max_entries * sizeof(*ring)) : NULL;
 		if (!ring)
-			return error_set(-ENOMEM,
+			return flex_error_set(-ENOMEM,
 					 "flex_alloc_record_history: no host memory for %zu events",
 					 max_entries);
 	}
@@ -106,12 +106,12 @@ FLEX_EXPORT int flex_alloc_get_history(struct flex_alloc *a, struct flex_alloc_e
 	return 0;
 }
 
-void history_init(struct flex_alloc *a)
+void flex_history_init(struct flex_alloc *a)
 {
 	pthread_mutex_init(&a->hist.lock, NULL);
 }
 
-void history_fini(struct flex_alloc *a)
+void flex_history_fini(struct flex_alloc *a)
 {
 	free(a->hist.ring);
 	pthread_mutex_destroy(&a->hist.lock);

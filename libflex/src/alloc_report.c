@@ -86,9 +86,9 @@ FLEX_EXPORT int flex_alloc_mem_get_info(struct flex_alloc *a, uint64_t *free, ui
 	int err = flex_region_source_get_info(a->src, &info);
 
 	if (err == -EOPNOTSUPP)
-		return error_set(err, "flex_alloc_mem_get_info: the region source cannot say how much memory it has");
+		return flex_error_set(err, "flex_alloc_mem_get_info: the region source cannot say how much memory it has");
 	if (err)
-		return error_set(err, "flex_alloc_mem_get_info: the region source's info failed: %s",
+		return flex_error_set(err, "flex_alloc_mem_get_info: the region source's info failed: %s",
 				 strerror(-err));
 	*free = info.free;
 	*total = info.capacity;
@@ -125,7 +125,7 @@ FLEX_EXPORT int flex_alloc_get_region_stats(struct flex_alloc *a, unsigned int n
 		}
 		pthread_mutex_unlock(r->lock);
 	}
-	return error_set(-ENOENT, "flex_alloc_get_region_stats: no region %u (%u held)", n, seen);
+	return flex_error_set(-ENOENT, "flex_alloc_get_region_stats: no region %u (%u held)", n, seen);
 }
 
 struct walk_ctx {
@@ -152,7 +152,7 @@ static int walk_block(void *user, uint32_t start, uint32_t size, const struct sl
 		.requested = s ? slot_requested(s) : 0,
 	};
 
-	if (s && s->ext && deferred_pending(w->a, w->r, slot, &freed)) {
+	if (s && s->ext && flex_deferred_pending(w->a, w->r, slot, &freed)) {
 		info.is_pending = 1;
 		info.index = freed;
 	}
@@ -179,9 +179,9 @@ static int walk(struct flex_alloc *a,
 			if (region_fn)
 				ret = region_fn(user, w.n, r);
 			if (!ret)
-				ret = region_walk(r, walk_block, &w);
+				ret = flex_region_walk(r, walk_block, &w);
 			if (ret == -ENOMEM)
-				error_set(ret, "flex_alloc_walk: out of host memory");
+				flex_error_set(ret, "flex_alloc_walk: out of host memory");
 			w.n++;
 		}
 		pthread_mutex_unlock(r->lock);
@@ -204,17 +204,17 @@ static void write_summary(FILE *f, const char *prefix, const struct flex_alloc_s
 
 	fprintf(f, "%sflex_alloc: %u of %u regions (%s), reserved %s (peak %s)\n", prefix,
 		st->num_regions, st->max_regions, st->regions_locked ? "locked" : "not locked",
-		human_bytes(h1, sizeof(h1), st->reserved_bytes),
-		human_bytes(h2, sizeof(h2), st->peak_reserved_bytes));
+		flex_human_bytes(h1, sizeof(h1), st->reserved_bytes),
+		flex_human_bytes(h2, sizeof(h2), st->peak_reserved_bytes));
 	fprintf(f, "%s  allocated %s (peak %s) in %llu blocks, requested %llu bytes; waiting for queues %s in %llu blocks\n",
-		prefix, human_bytes(h1, sizeof(h1), st->allocated_bytes),
-		human_bytes(h2, sizeof(h2), st->peak_allocated_bytes),
+		prefix, flex_human_bytes(h1, sizeof(h1), st->allocated_bytes),
+		flex_human_bytes(h2, sizeof(h2), st->peak_allocated_bytes),
 		(unsigned long long)st->num_live_blocks, (unsigned long long)st->requested_bytes,
-		human_bytes(h3, sizeof(h3), st->pending_free_bytes),
+		flex_human_bytes(h3, sizeof(h3), st->pending_free_bytes),
 		(unsigned long long)st->num_pending_frees);
 	fprintf(f, "%s  free %s in %llu blocks, largest free block %s, fragmentation %.4f\n", prefix,
-		human_bytes(h1, sizeof(h1), st->free_bytes), (unsigned long long)st->num_free_blocks,
-		human_bytes(h3, sizeof(h3), st->largest_free_block), st->fragmentation);
+		flex_human_bytes(h1, sizeof(h1), st->free_bytes), (unsigned long long)st->num_free_blocks,
+		flex_human_bytes(h3, sizeof(h3), st->largest_free_block), st->fragmentation);
 	fprintf(f, "%s  allocations %llu, frees %llu, failed allocations %llu (out of memory %llu), retries after making room %llu, refused frees %llu, regions acquired %llu, released %llu\n",
 		prefix, (unsigned long long)st->num_allocs, (unsigned long long)st->num_frees,
 		(unsigned long long)st->num_failed_allocs, (unsigned long long)st->num_ooms,
@@ -238,11 +238,11 @@ static int summary_region(void *user, unsigned int n, const struct region *r)
 	fill_region_stats(r, &rs);
 	fprintf(c->f, "%s  region %u: id 0x%llx, size %s, allocated %s in %llu blocks, free %s in %llu blocks, largest free block %s, fragmentation %.4f\n",
 		c->prefix, n, (unsigned long long)rs.region_id,
-		human_bytes(h1, sizeof(h1), rs.size),
-		human_bytes(h2, sizeof(h2), rs.allocated_bytes),
+		flex_human_bytes(h1, sizeof(h1), rs.size),
+		flex_human_bytes(h2, sizeof(h2), rs.allocated_bytes),
 		(unsigned long long)rs.num_live_blocks,
-		human_bytes(h3, sizeof(h3), rs.free_bytes), (unsigned long long)rs.num_free_blocks,
-		human_bytes(h1, sizeof(h1), rs.largest_free_block), rs.fragmentation);
+		flex_human_bytes(h3, sizeof(h3), rs.free_bytes), (unsigned long long)rs.num_free_blocks,
+		flex_human_bytes(h1, sizeof(h1), rs.largest_free_block), rs.fragmentation);
 	return 0;
 }
 
@@ -344,7 +344,7 @@ static int write_history(struct flex_alloc *a, FILE *f, const char *prefix, bool
 		return 0;
 	ev = malloc(cap * sizeof(*ev));
 	if (!ev)
-		return error_set(-ENOMEM, "flex_alloc_report: no host memory for %zu history events",
+		return flex_error_set(-ENOMEM, "flex_alloc_report: no host memory for %zu history events",
 				 cap);
 	flex_alloc_get_history(a, ev, cap, &n, &recorded);
 	if (!json) {
@@ -378,7 +378,7 @@ FLEX_EXPORT int flex_alloc_report(struct flex_alloc *a, FILE *out,
 	int err = 0;
 
 	if (!out || (unsigned int)format > FLEX_ALLOC_REPORT_JSON)
-		return error_set(-EINVAL, "flex_alloc_report: no stream or unknown format %d",
+		return flex_error_set(-EINVAL, "flex_alloc_report: no stream or unknown format %d",
 				 (int)format);
 	flex_alloc_get_stats(a, &st);
 	switch (format) {
@@ -406,11 +406,11 @@ FLEX_EXPORT int flex_alloc_report(struct flex_alloc *a, FILE *out,
 	if (err)
 		return err;
 	if (fflush(out) || ferror(out))
-		return error_set(-EIO, "flex_alloc_report: writing the report failed");
+		return flex_error_set(-EIO, "flex_alloc_report: writing the report failed");
 	return 0;
 }
 
-void alloc_write_exit_report(struct flex_alloc *a)
+void flex_alloc_write_exit_report(struct flex_alloc *a)
 {
 	size_t len = strlen(a->report_path);
 	bool json = len >= 5 && strcmp(a->report_path + len - 5, ".json") == 0;

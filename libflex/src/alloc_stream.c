@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Stream-ordered memory: frees that wait for queued work
- * (flex_alloc_free_after()) and the queues that used a block
- * (flex_alloc_record_use()), as PyTorch's CUDA caching allocator has them:
+ * (flex_alloc_block_free_after()) and the queues that used a block
+ * (flex_alloc_block_record_use()), as PyTorch's CUDA caching allocator has them:
  * there a freed block with stream uses records an event on each of those
  * streams and goes back to the pool once every event completed. Here a
  * queue's point (struct flex_alloc_queue_ops) is that event.
@@ -176,7 +176,7 @@ static void unbusy(struct flex_alloc *a)
 
 /* ---- recording uses ---- */
 
-FLEX_EXPORT int flex_alloc_record_use(struct flex_alloc *a, flex_alloc_index_t index,
+FLEX_EXPORT int flex_alloc_block_record_use(struct flex_alloc *a, flex_alloc_index_t index,
 				      struct flex_alloc_queue *q)
 {
 	struct use_rec *rec;
@@ -185,8 +185,8 @@ FLEX_EXPORT int flex_alloc_record_use(struct flex_alloc *a, flex_alloc_index_t i
 	int err;
 
 	if (!q || !q->ops)
-		return error_set(-EINVAL, "flex_alloc_record_use: no queue, or a queue without ops");
-	err = alloc_lookup(a, index, "flex_alloc_record_use", &r, &slot);
+		return flex_error_set(-EINVAL, "flex_alloc_block_record_use: no queue, or a queue without ops");
+	err = flex_alloc_lookup(a, index, "flex_alloc_block_record_use", &r, &slot);
 	if (err > 0)
 		return 0;	/* 0 bytes: no memory to protect */
 	if (err)
@@ -200,7 +200,7 @@ FLEX_EXPORT int flex_alloc_record_use(struct flex_alloc *a, flex_alloc_index_t i
 	pthread_mutex_unlock(&a->use_lock);
 	region_unlock(r);
 	if (err)
-		return error_set(err, "flex_alloc_record_use: out of host memory recording a use of index 0x%llx",
+		return flex_error_set(err, "flex_alloc_block_record_use: out of host memory recording a use of index 0x%llx",
 				 (unsigned long long)index);
 	return 0;
 }
@@ -214,7 +214,7 @@ FLEX_EXPORT int flex_alloc_record_use(struct flex_alloc *a, flex_alloc_index_t i
  * its point, then find the block again and either free it or make it
  * pending.
  */
-int deferred_free(struct flex_alloc *a, flex_alloc_index_t index, struct flex_alloc_queue *q,
+int flex_deferred_free(struct flex_alloc *a, flex_alloc_index_t index, struct flex_alloc_queue *q,
 		  const char *what)
 {
 	struct use_point pts[8], *p = pts;
@@ -226,11 +226,11 @@ int deferred_free(struct flex_alloc *a, flex_alloc_index_t index, struct flex_al
 	bool emptied = false;
 	int err;
 
-	err = alloc_lookup(a, index, what, &r, &slot);
+	err = flex_alloc_lookup(a, index, what, &r, &slot);
 	if (err > 0)
-		return flex_alloc_free(a, index);	/* the 0-byte index */
+		return flex_alloc_block_free(a, index);	/* the 0-byte index */
 	if (err)
-		return refused_free(a, err);
+		return flex_alloc_refused_free(a, err);
 	s = slot_at(&r->slots, slot);
 	if (q)
 		p[n++] = (struct use_point){ .q = q };
@@ -241,7 +241,7 @@ int deferred_free(struct flex_alloc *a, flex_alloc_index_t index, struct flex_al
 		if (!p) {
 			pthread_mutex_unlock(&a->use_lock);
 			region_unlock(r);
-			return error_set(-ENOMEM, "%s: out of host memory; index 0x%llx is still allocated",
+			return flex_error_set(-ENOMEM, "%s: out of host memory; index 0x%llx is still allocated",
 					 what, (unsigned long long)index);
 		}
 		if (q)
@@ -261,7 +261,7 @@ int deferred_free(struct flex_alloc *a, flex_alloc_index_t index, struct flex_al
 			p[m++] = p[i];
 	}
 
-	err = alloc_lookup(a, index, what, &r, &slot);
+	err = flex_alloc_lookup(a, index, what, &r, &slot);
 	if (err) {
 		/* Freed meanwhile by another thread: this is the second free. */
 		pthread_mutex_lock(&a->use_lock);
@@ -269,7 +269,7 @@ int deferred_free(struct flex_alloc *a, flex_alloc_index_t index, struct flex_al
 		pthread_mutex_unlock(&a->use_lock);
 		if (p != pts)
 			free(p);
-		return refused_free(a, err < 0 ? err : -ENOENT);
+		return flex_alloc_refused_free(a, err < 0 ? err : -ENOENT);
 	}
 	s = slot_at(&r->slots, slot);
 	pthread_mutex_lock(&a->use_lock);
@@ -283,10 +283,10 @@ int deferred_free(struct flex_alloc *a, flex_alloc_index_t index, struct flex_al
 		}
 		s->ext = 0;
 		pthread_mutex_unlock(&a->use_lock);
-		err = free_locked(a, r, slot, index, &emptied);
+		err = flex_alloc_free_locked(a, r, slot, index, &emptied);
 		region_unlock(r);
 		if (!err && emptied)
-			region_emptied(a, r);
+			flex_alloc_region_emptied(a, r);
 		goto out;
 	}
 	err = rec_get(a, key_of(r->slot, slot), &rec);
@@ -303,7 +303,7 @@ int deferred_free(struct flex_alloc *a, flex_alloc_index_t index, struct flex_al
 	if (err) {
 		pthread_mutex_unlock(&a->use_lock);
 		region_unlock(r);
-		err = error_set(err, "%s: out of host memory; index 0x%llx is still allocated", what,
+		err = flex_error_set(err, "%s: out of host memory; index 0x%llx is still allocated", what,
 				(unsigned long long)index);
 		goto out;
 	}
@@ -336,14 +336,14 @@ out:
 	return err;
 }
 
-FLEX_EXPORT int flex_alloc_free_after(struct flex_alloc *a, flex_alloc_index_t index,
+FLEX_EXPORT int flex_alloc_block_free_after(struct flex_alloc *a, flex_alloc_index_t index,
 				      struct flex_alloc_queue *q)
 {
 	if (q && !q->ops) {
 		atomic_fetch_add(&a->num_bad_frees, 1);
-		return error_set(-EINVAL, "flex_alloc_free_after: a queue without ops");
+		return flex_error_set(-EINVAL, "flex_alloc_block_free_after: a queue without ops");
 	}
-	return deferred_free(a, index, q, "flex_alloc_free_after");
+	return flex_deferred_free(a, index, q, "flex_alloc_block_free_after");
 }
 
 /* ---- reclaiming ---- */
@@ -411,7 +411,7 @@ static uint64_t rec_finish(struct flex_alloc *a, struct use_rec *rec)
 	int err;
 
 	region_lock(r);
-	err = free_locked(a, r, slot, rec->index, &emptied);
+	err = flex_alloc_free_locked(a, r, slot, rec->index, &emptied);
 	pthread_mutex_lock(&a->use_lock);
 	if (err) {
 		rec->next = a->pend_head;
@@ -431,11 +431,11 @@ static uint64_t rec_finish(struct flex_alloc *a, struct use_rec *rec)
 	region_unlock(r);
 	rec_free(rec);
 	if (emptied)
-		region_emptied(a, r);
+		flex_alloc_region_emptied(a, r);
 	return bytes;
 }
 
-uint64_t deferred_reclaim(struct flex_alloc *a, bool wait)
+uint64_t flex_deferred_reclaim(struct flex_alloc *a, bool wait)
 {
 	struct use_rec *list, *rec, *keep = NULL, *last = NULL;
 	struct qcache c = { 0 };
@@ -475,7 +475,7 @@ uint64_t deferred_reclaim(struct flex_alloc *a, bool wait)
 	return bytes;
 }
 
-uint64_t deferred_wait_oldest(struct flex_alloc *a)
+uint64_t flex_deferred_wait_oldest(struct flex_alloc *a)
 {
 	struct qcache c = { 0 };
 	struct use_rec *rec;
@@ -506,9 +506,9 @@ FLEX_EXPORT int flex_alloc_reclaim(struct flex_alloc *a, unsigned int flags, uin
 	uint64_t bytes;
 
 	if (flags & ~FLEX_ALLOC_RECLAIM_WAIT)
-		return error_set(-EINVAL, "flex_alloc_reclaim: unknown flags 0x%x",
+		return flex_error_set(-EINVAL, "flex_alloc_reclaim: unknown flags 0x%x",
 				 flags & ~FLEX_ALLOC_RECLAIM_WAIT);
-	bytes = deferred_reclaim(a, flags & FLEX_ALLOC_RECLAIM_WAIT);
+	bytes = flex_deferred_reclaim(a, flags & FLEX_ALLOC_RECLAIM_WAIT);
 	alloc_debug(a, "reclaim: %llu bytes of deferred frees freed", (unsigned long long)bytes);
 	if (freed)
 		*freed = bytes;
@@ -535,10 +535,10 @@ FLEX_EXPORT void flex_alloc_queue_retire(struct flex_alloc *a, struct flex_alloc
 	}
 	pthread_mutex_unlock(&a->use_lock);
 	if (pending)
-		deferred_reclaim(a, false);
+		flex_deferred_reclaim(a, false);
 }
 
-bool deferred_pending(struct flex_alloc *a, const struct region *r, uint32_t slot,
+bool flex_deferred_pending(struct flex_alloc *a, const struct region *r, uint32_t slot,
 		      flex_alloc_index_t *index)
 {
 	struct use_rec *rec;
@@ -553,14 +553,14 @@ bool deferred_pending(struct flex_alloc *a, const struct region *r, uint32_t slo
 	return pending;
 }
 
-void deferred_init(struct flex_alloc *a)
+void flex_deferred_init(struct flex_alloc *a)
 {
 	pthread_mutex_init(&a->use_lock, NULL);
 	pthread_cond_init(&a->use_idle, NULL);
 }
 
 /* Destroy: the records go (no queue is called), the regions with them. */
-void deferred_fini(struct flex_alloc *a)
+void flex_deferred_fini(struct flex_alloc *a)
 {
 	for (size_t i = 0; i < a->uses.cap; i++)
 		if (a->uses.keys[i] != USE_KEY_NONE)

@@ -121,7 +121,7 @@ static int acquire_region(struct flex_alloc *a, uint64_t need)
 
 		err = flex_region_source_acquire(a->src, size, &reg);
 		alloc_debug(a, "acquire region of %s (size %u of %u for %llu bytes): %s",
-			    human_bytes(h, sizeof(h), size), k + 1, nsizes,
+			    flex_human_bytes(h, sizeof(h), size), k + 1, nsizes,
 			    (unsigned long long)need, err ? strerror(-err) : "ok");
 		if (err == -ENOSPC) {
 			atomic_store(&a->regions_locked, true);
@@ -132,7 +132,7 @@ static int acquire_region(struct flex_alloc *a, uint64_t need)
 			continue;
 
 		pthread_mutex_lock(r->lock);
-		err = region_activate(r, &reg);
+		err = flex_region_activate(r, &reg);
 		if (!err)
 			atomic_store_explicit(&r->present, 1, memory_order_release);
 		pthread_mutex_unlock(r->lock);
@@ -152,7 +152,7 @@ static int acquire_region(struct flex_alloc *a, uint64_t need)
 			    reg.region_id, 0, r->size, 0);
 		alloc_debug(a, "region %u: id 0x%llx, %llu bytes (%s); %u of %u regions",
 			    r->slot, (unsigned long long)reg.region_id,
-			    (unsigned long long)r->size, human_bytes(h, sizeof(h), r->size),
+			    (unsigned long long)r->size, flex_human_bytes(h, sizeof(h), r->size),
 			    n, a->max_regions);
 		if (n >= a->max_regions) {
 			atomic_store(&a->regions_locked, true);
@@ -196,7 +196,7 @@ static uint64_t release_if_empty(struct flex_alloc *a, struct region *r)
 	atomic_store_explicit(&r->present, 0, memory_order_release);
 	src = r->src;
 	size = r->size;
-	region_deactivate(r);
+	flex_region_deactivate(r);
 	pthread_mutex_unlock(r->lock);
 
 	err = flex_region_source_release(a->src, &src);
@@ -224,7 +224,7 @@ static uint64_t release_if_empty(struct flex_alloc *a, struct region *r)
  * otherwise acquire and release a region every time); the region kept
  * before, if still entirely free, is given back. No lock held.
  */
-void region_emptied(struct flex_alloc *a, struct region *r)
+void flex_alloc_region_emptied(struct flex_alloc *a, struct region *r)
 {
 	pthread_mutex_lock(&a->grow_lock);
 	if (a->kept_empty && a->kept_empty != r)
@@ -251,7 +251,7 @@ FLEX_EXPORT int flex_alloc_trim(struct flex_alloc *a, uint64_t *released)
 {
 	uint64_t bytes;
 
-	deferred_reclaim(a, false);
+	flex_deferred_reclaim(a, false);
 	pthread_mutex_lock(&a->grow_lock);
 	bytes = release_empty(a);
 	pthread_mutex_unlock(&a->grow_lock);
@@ -349,8 +349,13 @@ struct affinity {
 	uint64_t others;		/* other regions' allocations at the last look */
 };
 
-/* initial-exec: no __tls_get_addr call on every allocation of a shared libflex. */
-static __thread struct affinity affinity __attribute__((tls_model("initial-exec")));
+/*
+ * The default TLS model, not initial-exec: an initial-exec variable marks
+ * libflex.so STATIC_TLS, and dlopen() of it (a Python extension, a plugin)
+ * then fails once the static TLS surplus is used up. Linked into a program,
+ * the linker relaxes the access to a fixed offset all the same.
+ */
+static __thread struct affinity affinity;
 
 static struct affinity *affinity_of(const struct flex_alloc *a)
 {
@@ -454,7 +459,7 @@ static int place_in(struct flex_alloc *a, struct affinity *aff, struct region *r
 	err = slot_get(&r->slots, &slot);
 	if (err)
 		return err;
-	err = region_alloc(r, g, kind, &start, &leaf);
+	err = flex_region_alloc(r, g, kind, &start, &leaf);
 	if (err) {
 		slot_put(&r->slots, slot);
 		return err;
@@ -562,7 +567,7 @@ try_regions(struct flex_alloc *a, uint32_t g, uint64_t size, enum flex_alloc_kin
 }
 
 /* This thread's allocations, for the look at deferred frees every 64th. */
-static __thread unsigned int reclaim_tick __attribute__((tls_model("initial-exec")));
+static __thread unsigned int reclaim_tick;
 
 /*
  * One allocation attempt with the region strategy's acquisition rule.
@@ -607,7 +612,7 @@ static void describe_oom(struct flex_alloc *a, uint64_t size, uint64_t rounded,
 {
 	struct flex_region_source_info info;
 	bool have_info = flex_region_source_get_info(a->src, &info) == 0;
-	struct msgbuf m = error_begin();
+	struct msgbuf m = flex_error_begin();
 	uint64_t total = 0, largest = 0, pending, npending;
 	unsigned int n = 0;
 	char h[32];
@@ -631,10 +636,10 @@ static void describe_oom(struct flex_alloc *a, uint64_t size, uint64_t rounded,
 		}
 		pthread_mutex_unlock(r->lock);
 	}
-	msgbuf_printf(&m, "out of device memory: asked %llu bytes (%s, block %llu) for a %s; ",
-		      (unsigned long long)size, human_bytes(h, sizeof(h), size),
+	flex_msgbuf_printf(&m, "out of device memory: asked %llu bytes (%s, block %llu) for a %s; ",
+		      (unsigned long long)size, flex_human_bytes(h, sizeof(h), size),
 		      (unsigned long long)rounded, kind_name(kind));
-	msgbuf_printf(&m, "%u of %u regions, %s; free %llu bytes in total, largest free block %llu bytes",
+	flex_msgbuf_printf(&m, "%u of %u regions, %s; free %llu bytes in total, largest free block %llu bytes",
 		      n, a->max_regions,
 		      atomic_load(&a->regions_locked) ? "locked" : "not locked",
 		      (unsigned long long)total, (unsigned long long)largest);
@@ -643,14 +648,14 @@ static void describe_oom(struct flex_alloc *a, uint64_t size, uint64_t rounded,
 	npending = atomic_load(&a->num_pending);
 	pthread_mutex_unlock(&a->use_lock);
 	if (npending)
-		msgbuf_printf(&m, "; %llu bytes in %llu blocks freed but waiting for queued work",
+		flex_msgbuf_printf(&m, "; %llu bytes in %llu blocks freed but waiting for queued work",
 			      (unsigned long long)pending, (unsigned long long)npending);
 	if (have_info)
-		msgbuf_printf(&m, "; the source has %llu bytes free for new regions (largest %llu) of %llu",
+		flex_msgbuf_printf(&m, "; the source has %llu bytes free for new regions (largest %llu) of %llu",
 			      (unsigned long long)info.free, (unsigned long long)info.largest_free,
 			      (unsigned long long)info.capacity);
 	for (unsigned int i = 0; i < n; i++)
-		msgbuf_printf(&m, "; region 0x%llx: size %llu, free %llu, largest free block %llu",
+		flex_msgbuf_printf(&m, "; region 0x%llx: size %llu, free %llu, largest free block %llu",
 			      (unsigned long long)rs[i].id, (unsigned long long)rs[i].size,
 			      (unsigned long long)rs[i].free, (unsigned long long)rs[i].largest);
 }
@@ -686,7 +691,7 @@ alloc_under_pressure(struct flex_alloc *a, uint32_t g, uint64_t size, enum flex_
 
 	if (!g)
 		goto callback;
-	if (atomic_load(&a->num_pending) && (freed = deferred_reclaim(a, false)) &&
+	if (atomic_load(&a->num_pending) && (freed = flex_deferred_reclaim(a, false)) &&
 	    (err = retry(a, "deferred frees reached", freed, g, size, kind, out)) != -ENOSPC)
 		return err;
 	if (!a->fixed) {
@@ -697,7 +702,7 @@ alloc_under_pressure(struct flex_alloc *a, uint32_t g, uint64_t size, enum flex_
 			return err;
 	}
 	/* The oldest deferred frees, one at a time, until the allocation fits. */
-	while ((freed = deferred_wait_oldest(a)))
+	while ((freed = flex_deferred_wait_oldest(a)))
 		if ((err = retry(a, "waited for a deferred free", freed, g, size, kind, out)) != -ENOSPC)
 			return err;
 callback:
@@ -717,7 +722,7 @@ callback:
 	return err;
 }
 
-FLEX_EXPORT int flex_alloc_alloc(struct flex_alloc *a, uint64_t size, enum flex_alloc_kind kind,
+FLEX_EXPORT int flex_alloc_block_alloc(struct flex_alloc *a, uint64_t size, enum flex_alloc_kind kind,
 				 flex_alloc_index_t *out)
 {
 	uint64_t rounded = round_size(size);
@@ -726,11 +731,11 @@ FLEX_EXPORT int flex_alloc_alloc(struct flex_alloc *a, uint64_t size, enum flex_
 
 	if ((unsigned int)kind > FLEX_ALLOC_PROGRAM) {
 		atomic_fetch_add(&a->num_failed_allocs, 1);
-		return error_set(-EINVAL, "flex_alloc_alloc: unknown allocation kind %d", (int)kind);
+		return flex_error_set(-EINVAL, "flex_alloc_block_alloc: unknown allocation kind %d", (int)kind);
 	}
 	if (!rounded) {
 		atomic_fetch_add(&a->num_failed_allocs, 1);
-		return error_set(-EINVAL, "flex_alloc_alloc: size %llu cannot be rounded up to %llu bytes",
+		return flex_error_set(-EINVAL, "flex_alloc_block_alloc: size %llu cannot be rounded up to %llu bytes",
 				 (unsigned long long)size, FLEX_ALLOC_ALIGN);
 	}
 	if (__builtin_expect(!size, 0)) {
@@ -746,7 +751,7 @@ FLEX_EXPORT int flex_alloc_alloc(struct flex_alloc *a, uint64_t size, enum flex_
 	/* Deferred frees: look whether their work has run every 64th allocation. */
 	if (__builtin_expect(atomic_load_explicit(&a->num_pending, memory_order_relaxed) != 0, 0) &&
 	    (++reclaim_tick & 63) == 0)
-		deferred_reclaim(a, false);
+		flex_deferred_reclaim(a, false);
 
 	err = g ? attempt(a, g, size, kind, out) : -ENOSPC;
 	if (__builtin_expect(err == -ENOSPC, 0))
@@ -759,10 +764,10 @@ FLEX_EXPORT int flex_alloc_alloc(struct flex_alloc *a, uint64_t size, enum flex_
 		alloc_event(a, FLEX_ALLOC_EV_OOM, kind, FLEX_ALLOC_INDEX_NONE, FLEX_ALLOC_NO_REGION, 0,
 			    size, size);
 		describe_oom(a, size, rounded, kind);
-		alloc_debug(a, "%s", flex_alloc_last_error());
+		alloc_debug(a, "%s", flex_last_error());
 		return -ENOMEM;
 	}
-	return error_set(err, "flex_alloc_alloc: out of host memory for block metadata (%llu bytes asked)",
+	return flex_error_set(err, "flex_alloc_block_alloc: out of host memory for block metadata (%llu bytes asked)",
 			 (unsigned long long)size);
 }
 
@@ -773,10 +778,10 @@ static void __attribute__((cold, noinline))
 bad_index(int err, const char *what, flex_alloc_index_t index)
 {
 	if (err == -EINVAL)
-		error_set(err, "%s: index 0x%llx was not issued by this allocator", what,
+		flex_error_set(err, "%s: index 0x%llx was not issued by this allocator", what,
 			  (unsigned long long)index);
 	else
-		error_set(err, "%s: index 0x%llx is not live: freed already (double free) or stale",
+		flex_error_set(err, "%s: index 0x%llx is not live: freed already (double free) or stale",
 			  what, (unsigned long long)index);
 }
 
@@ -823,10 +828,10 @@ lookup(struct flex_alloc *a, flex_alloc_index_t index, const char *what, struct 
 }
 
 /* A free refused for @err (lookup() set the message). */
-int refused_free(struct flex_alloc *a, int err)
+int flex_alloc_refused_free(struct flex_alloc *a, int err)
 {
 	atomic_fetch_add(&a->num_bad_frees, 1);
-	alloc_log(a, FLEX_LOG_ERR, "flex_alloc: refused free: %s", flex_alloc_last_error());
+	alloc_log(a, FLEX_LOG_ERR, "flex_alloc: refused free: %s", flex_last_error());
 	return err;
 }
 
@@ -846,9 +851,9 @@ free_in_region(struct flex_alloc *a, struct region *r, uint32_t slot, flex_alloc
 	uint64_t bytes;
 	int err;
 
-	err = region_free(r, s->start, s->size, s->leaf, &ci);
+	err = flex_region_free(r, s->start, s->size, s->leaf, &ci);
 	if (err)
-		return error_set(err, "flex_alloc_free: out of host memory for block metadata; index 0x%llx is still allocated",
+		return flex_error_set(err, "flex_alloc_block_free: out of host memory for block metadata; index 0x%llx is still allocated",
 				 (unsigned long long)index);
 	bytes = gran_to_bytes(s->size);
 	r->requested_bytes -= slot_requested(s);
@@ -869,26 +874,26 @@ free_in_region(struct flex_alloc *a, struct region *r, uint32_t slot, flex_alloc
 	return 0;
 }
 
-int free_locked(struct flex_alloc *a, struct region *r, uint32_t slot, flex_alloc_index_t index,
+int flex_alloc_free_locked(struct flex_alloc *a, struct region *r, uint32_t slot, flex_alloc_index_t index,
 		bool *emptied)
 {
 	return free_in_region(a, r, slot, index, emptied);
 }
 
-int alloc_lookup(struct flex_alloc *a, flex_alloc_index_t index, const char *what,
+int flex_alloc_lookup(struct flex_alloc *a, flex_alloc_index_t index, const char *what,
 		 struct region **rp, uint32_t *slotp)
 {
 	return lookup(a, index, what, rp, slotp);
 }
 
-FLEX_EXPORT int flex_alloc_free(struct flex_alloc *a, flex_alloc_index_t index)
+FLEX_EXPORT int flex_alloc_block_free(struct flex_alloc *a, flex_alloc_index_t index)
 {
 	struct region *r;
 	uint32_t slot;
 	bool emptied = false;
 	int err;
 
-	err = lookup(a, index, "flex_alloc_free", &r, &slot);
+	err = lookup(a, index, "flex_alloc_block_free", &r, &slot);
 	if (err > 0) {
 		/* 0 bytes: nothing to give back */
 		alloc_event(a, FLEX_ALLOC_EV_FREE, FLEX_ALLOC_TENSOR, index, FLEX_ALLOC_NO_REGION,
@@ -896,20 +901,20 @@ FLEX_EXPORT int flex_alloc_free(struct flex_alloc *a, flex_alloc_index_t index)
 		return 0;
 	}
 	if (err)
-		return refused_free(a, err);
+		return flex_alloc_refused_free(a, err);
 	if (__builtin_expect(slot_at(&r->slots, slot)->ext, 0)) {
 		/* Streams used it: they decide when the block is free. */
 		region_unlock(r);
-		return deferred_free(a, index, NULL, "flex_alloc_free");
+		return flex_deferred_free(a, index, NULL, "flex_alloc_block_free");
 	}
 	err = free_in_region(a, r, slot, index, &emptied);
 	region_unlock(r);
 	if (!err && emptied)
-		region_emptied(a, r);
+		flex_alloc_region_emptied(a, r);
 	return err;
 }
 
-FLEX_EXPORT int flex_alloc_resolve(struct flex_alloc *a, flex_alloc_index_t index,
+FLEX_EXPORT int flex_alloc_block_resolve(struct flex_alloc *a, flex_alloc_index_t index,
 				   struct flex_vaddr *va, uint64_t *size)
 {
 	struct region *r;
@@ -917,7 +922,7 @@ FLEX_EXPORT int flex_alloc_resolve(struct flex_alloc *a, flex_alloc_index_t inde
 	uint32_t slot;
 	int err;
 
-	err = lookup(a, index, "flex_alloc_resolve", &r, &slot);
+	err = lookup(a, index, "flex_alloc_block_resolve", &r, &slot);
 	if (err > 0) {
 		va->region_id = FLEX_ALLOC_NO_REGION;
 		va->offset = 0;
@@ -1001,31 +1006,31 @@ static int check_config(const struct flex_alloc_config *cfg, unsigned int table)
 	unsigned int max;
 
 	if ((unsigned int)cfg->region_strategy > FLEX_ALLOC_REGION_AUTO)
-		return error_set(-EINVAL, "flex_alloc_new: unknown region strategy %d",
+		return flex_error_set(-EINVAL, "flex_alloc_new: unknown region strategy %d",
 				 (int)cfg->region_strategy);
 	if ((unsigned int)cfg->block_strategy > FLEX_ALLOC_BEST_FIT)
-		return error_set(-EINVAL, "flex_alloc_new: unknown block strategy %d",
+		return flex_error_set(-EINVAL, "flex_alloc_new: unknown block strategy %d",
 				 (int)cfg->block_strategy);
 	if (cfg->num_fallback_sizes > FLEX_ALLOC_MAX_FALLBACK_SIZES)
-		return error_set(-EINVAL, "flex_alloc_new: %u fallback sizes, at most %u (0: scaled to the source)",
+		return flex_error_set(-EINVAL, "flex_alloc_new: %u fallback sizes, at most %u (0: scaled to the source)",
 				 cfg->num_fallback_sizes, FLEX_ALLOC_MAX_FALLBACK_SIZES);
 	for (unsigned int k = 0; k < cfg->num_fallback_sizes; k++)
 		if (!cfg->fallback_sizes[k] || cfg->fallback_sizes[k] % FLEX_ALLOC_ALIGN)
-			return error_set(-EINVAL,
+			return flex_error_set(-EINVAL,
 					 "flex_alloc_new: fallback size %u (%llu) is not a non-zero multiple of %llu",
 					 k, (unsigned long long)cfg->fallback_sizes[k], FLEX_ALLOC_ALIGN);
 	if (!cfg->max_regions || cfg->max_regions > FLEX_ALLOC_REGIONS_LIMIT)
-		return error_set(-EINVAL, "flex_alloc_new: max_regions %u, need 1 to %u",
+		return flex_error_set(-EINVAL, "flex_alloc_new: max_regions %u, need 1 to %u",
 				 cfg->max_regions, FLEX_ALLOC_REGIONS_LIMIT);
 	if (cfg->flags & ~known)
-		return error_set(-EINVAL, "flex_alloc_new: unknown flags 0x%x", cfg->flags & ~known);
+		return flex_error_set(-EINVAL, "flex_alloc_new: unknown flags 0x%x", cfg->flags & ~known);
 	max = table && table < cfg->max_regions ? table : cfg->max_regions;
 	if (cfg->fixed_regions > max)
-		return error_set(-EINVAL,
+		return flex_error_set(-EINVAL,
 				 "flex_alloc_new: %u fixed regions but at most %u (max_regions %u, table %u)",
 				 cfg->fixed_regions, max, cfg->max_regions, table);
 	if (cfg->fixed_regions && (cfg->flags & FLEX_ALLOC_F_RELEASE_EMPTY))
-		return error_set(-EINVAL,
+		return flex_error_set(-EINVAL,
 				 "flex_alloc_new: releasing empty regions needs lazy acquisition, not fixed regions");
 	return 0;
 }
@@ -1057,7 +1062,7 @@ FLEX_EXPORT int flex_alloc_new(struct flex_region_source *src, const struct flex
 	int err;
 
 	if (!src || !out)
-		return error_set(-EINVAL, "flex_alloc_new: no region source or no result pointer");
+		return flex_error_set(-EINVAL, "flex_alloc_new: no region source or no result pointer");
 	if (!cfg) {
 		flex_alloc_config_init(&defaults);
 		cfg = &defaults;
@@ -1070,7 +1075,7 @@ FLEX_EXPORT int flex_alloc_new(struct flex_region_source *src, const struct flex
 
 	a = calloc(1, sizeof(*a));
 	if (!a)
-		return error_set(-ENOMEM, "flex_alloc_new: out of host memory");
+		return flex_error_set(-ENOMEM, "flex_alloc_new: out of host memory");
 	a->max_regions = table && table < cfg->max_regions ? table : cfg->max_regions;
 	a->regions = aligned_alloc(64, a->max_regions * sizeof(*a->regions));
 	report = cfg->report_path ? cfg->report_path : getenv("FLEX_ALLOC_REPORT");
@@ -1080,7 +1085,7 @@ FLEX_EXPORT int flex_alloc_new(struct flex_region_source *src, const struct flex
 		free(a->regions);
 		free(a->report_path);
 		free(a);
-		return error_set(-ENOMEM, "flex_alloc_new: out of host memory");
+		return flex_error_set(-ENOMEM, "flex_alloc_new: out of host memory");
 	}
 	a->src = flex_region_source_ref(src);
 	a->region_strategy = cfg->region_strategy;
@@ -1106,10 +1111,10 @@ FLEX_EXPORT int flex_alloc_new(struct flex_region_source *src, const struct flex
 	a->tag = (atomic_fetch_add(&next_tag, 1) % ((1ULL << INDEX_TAG_BITS) - 1)) + 1;
 	pthread_mutex_init(&a->grow_lock, NULL);
 	pthread_mutex_init(&a->global_lock, NULL);
-	history_init(a);
-	deferred_init(a);
+	flex_history_init(a);
+	flex_deferred_init(a);
 	for (unsigned int i = 0; i < a->max_regions; i++)
-		region_setup(&a->regions[i], i,
+		flex_region_setup(&a->regions[i], i,
 			     (cfg->flags & FLEX_ALLOC_F_GLOBAL_LOCK) ? &a->global_lock : NULL,
 			     cfg->block_strategy == FLEX_ALLOC_BEST_FIT);
 
@@ -1127,20 +1132,20 @@ FLEX_EXPORT int flex_alloc_new(struct flex_region_source *src, const struct flex
 		bool scaled = !cfg->num_fallback_sizes && info.capacity;
 
 		alloc_debug(a, "region sizes %s down to %s in %u steps%s%s%s%s%s",
-			    human_bytes(h1, sizeof(h1), a->fallback_sizes[0]),
-			    human_bytes(h2, sizeof(h2), a->fallback_sizes[a->num_fallback_sizes - 1]),
+			    flex_human_bytes(h1, sizeof(h1), a->fallback_sizes[0]),
+			    flex_human_bytes(h2, sizeof(h2), a->fallback_sizes[a->num_fallback_sizes - 1]),
 			    a->num_fallback_sizes, cfg->num_fallback_sizes ? ", configured" : "",
 			    scaled ? ", scaled to " : "",
-			    scaled ? human_bytes(h3, sizeof(h3), info.capacity) : "",
+			    scaled ? flex_human_bytes(h3, sizeof(h3), info.capacity) : "",
 			    a->grow ? ", the first " : "",
-			    a->grow ? human_bytes(h4, sizeof(h4), a->first_size) : "");
+			    a->grow ? flex_human_bytes(h4, sizeof(h4), a->first_size) : "");
 	}
 
 	history = getenv("FLEX_ALLOC_HISTORY");
 	if (history && strtoull(history, NULL, 10) &&
 	    flex_alloc_record_history(a, strtoull(history, NULL, 10)))
 		alloc_log(a, FLEX_LOG_ERR, "flex_alloc: FLEX_ALLOC_HISTORY=%s: %s", history,
-			  flex_alloc_last_error());
+			  flex_last_error());
 
 	if (cfg->fixed_regions) {
 		unsigned int got = 0;
@@ -1159,7 +1164,7 @@ FLEX_EXPORT int flex_alloc_new(struct flex_region_source *src, const struct flex
 			free(a->report_path);
 			a->report_path = NULL;	/* nothing to report */
 			flex_alloc_destroy(a);
-			return error_set(-ENOMEM,
+			return flex_error_set(-ENOMEM,
 					 "flex_alloc_new: none of %u fixed regions could be acquired (sizes tried: %u fallback sizes from %llu bytes)",
 					 cfg->fixed_regions, nsizes, (unsigned long long)first);
 		}
@@ -1175,7 +1180,7 @@ FLEX_EXPORT void flex_alloc_destroy(struct flex_alloc *a)
 	if (!a)
 		return;
 	if (a->report_path)
-		alloc_write_exit_report(a);
+		flex_alloc_write_exit_report(a);
 	for (unsigned int i = 0; i < a->max_regions; i++) {
 		struct region *r = &a->regions[i];
 
@@ -1183,13 +1188,13 @@ FLEX_EXPORT void flex_alloc_destroy(struct flex_alloc *a)
 			leaked += r->num_live;
 			flex_region_source_release(a->src, &r->src);
 		}
-		region_teardown(r);
+		flex_region_teardown(r);
 	}
 	alloc_debug(a, "destroyed with %llu allocations still live", (unsigned long long)leaked);
 	pthread_mutex_destroy(&a->grow_lock);
 	pthread_mutex_destroy(&a->global_lock);
-	history_fini(a);
-	deferred_fini(a);
+	flex_history_fini(a);
+	flex_deferred_fini(a);
 	flex_region_source_unref(a->src);
 	free(a->report_path);
 	free(a->regions);

@@ -123,7 +123,7 @@ struct flex_alloc {
 };
 
 #define alloc_log(a, prio, ...) \
-	log_emit((a)->log_fn, (a)->log_user, (prio), __VA_ARGS__)
+	flex_log_emit((a)->log_fn, (a)->log_user, (prio), __VA_ARGS__)
 #define alloc_debug(a, ...) \
 	do { \
 		if (__builtin_expect((a)->debug, 0)) \
@@ -131,43 +131,43 @@ struct flex_alloc {
 	} while (0)
 
 /* Append the report FLEX_ALLOC_REPORT asked for (alloc_report.c). */
-void alloc_write_exit_report(struct flex_alloc *a);
+void flex_alloc_write_exit_report(struct flex_alloc *a);
 
 /* allocator.c, for alloc_stream.c. */
-int refused_free(struct flex_alloc *a, int err);
+int flex_alloc_refused_free(struct flex_alloc *a, int err);
 /* lookup() below for another file: 0 with the region locked, 1 a 0-byte index, -errno. */
-int alloc_lookup(struct flex_alloc *a, flex_alloc_index_t index, const char *what,
+int flex_alloc_lookup(struct flex_alloc *a, flex_alloc_index_t index, const char *what,
 		 struct region **rp, uint32_t *slotp);
 /* Free the block of @slot in @r (locked, stays locked); see allocator.c. */
-int free_locked(struct flex_alloc *a, struct region *r, uint32_t slot, flex_alloc_index_t index,
+int flex_alloc_free_locked(struct flex_alloc *a, struct region *r, uint32_t slot, flex_alloc_index_t index,
 		bool *emptied);
 /* F_RELEASE_EMPTY: @r became entirely free (no lock held). */
-void region_emptied(struct flex_alloc *a, struct region *r);
+void flex_alloc_region_emptied(struct flex_alloc *a, struct region *r);
 
 /* Stream-ordered frees (alloc_stream.c). */
-void deferred_init(struct flex_alloc *a);
-void deferred_fini(struct flex_alloc *a);
+void flex_deferred_init(struct flex_alloc *a);
+void flex_deferred_fini(struct flex_alloc *a);
 /* Free @index once the points of @q (may be NULL) and of its recorded uses are reached. */
-int deferred_free(struct flex_alloc *a, flex_alloc_index_t index, struct flex_alloc_queue *q,
+int flex_deferred_free(struct flex_alloc *a, flex_alloc_index_t index, struct flex_alloc_queue *q,
 		  const char *what);
 /* Free the deferred blocks whose points are reached (all, waiting, with @wait). Return: bytes. */
-uint64_t deferred_reclaim(struct flex_alloc *a, bool wait);
+uint64_t flex_deferred_reclaim(struct flex_alloc *a, bool wait);
 /* Wait for the oldest deferred free and free it. Return: its bytes, 0 if there was none. */
-uint64_t deferred_wait_oldest(struct flex_alloc *a);
+uint64_t flex_deferred_wait_oldest(struct flex_alloc *a);
 /* Whether the block of @slot in @r (locked) waits to be freed; if so the index freed. */
-bool deferred_pending(struct flex_alloc *a, const struct region *r, uint32_t slot,
+bool flex_deferred_pending(struct flex_alloc *a, const struct region *r, uint32_t slot,
 		      flex_alloc_index_t *index);
 
 /* The allocation history (alloc_history.c); record through alloc_event(). */
-void history_init(struct flex_alloc *a);
-void history_fini(struct flex_alloc *a);
-void history_add(struct flex_alloc *a, enum flex_alloc_event_action action,
+void flex_history_init(struct flex_alloc *a);
+void flex_history_fini(struct flex_alloc *a);
+void flex_history_add(struct flex_alloc *a, enum flex_alloc_event_action action,
 		 enum flex_alloc_kind kind, flex_alloc_index_t index, uint64_t region_id,
 		 uint64_t offset, uint64_t size, uint64_t requested);
 #define alloc_event(a, ...) \
 	do { \
 		if (__builtin_expect(atomic_load_explicit(&(a)->recording, memory_order_relaxed), 0)) \
-			history_add((a), __VA_ARGS__); \
+			flex_history_add((a), __VA_ARGS__); \
 	} while (0)
 
 static inline flex_alloc_index_t make_index(const struct flex_alloc *a, unsigned int region,

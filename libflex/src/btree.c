@@ -15,11 +15,11 @@
 #else
 #define BT_OPS_NAME	"generic"
 #endif
-#define BT_OPS		bt_ops_generic
+#define BT_OPS		flex_bt_ops_generic
 #include "btree_impl.h"
 
 #if BT_HAVE_AVX2
-extern const struct bt_ops bt_ops_avx2;	/* btree_avx2.c */
+extern const struct bt_ops flex_bt_ops_avx2;	/* btree_avx2.c */
 #endif
 
 /* A chunk starts with a cache line for its link. */
@@ -31,7 +31,7 @@ struct bt_chunk {
 
 /* ---- node pools: unused nodes are chained through their parent field ---- */
 
-int bt_pool_fill(struct bt *t, bool leaf)
+int flex_bt_pool_fill(struct bt *t, bool leaf)
 {
 	size_t size = leaf ? sizeof(struct bt_node) : sizeof(struct bt_inner);
 	struct bt_chunk *c = aligned_alloc(64, BT_CHUNK_HEAD + BT_CHUNK_NODES * size);
@@ -73,11 +73,11 @@ int bt_pool_fill(struct bt *t, bool leaf)
 	return 0;
 }
 
-const struct bt_ops *const *bt_variants(void)
+const struct bt_ops *const *flex_bt_variants(void)
 {
-	static const struct bt_ops *const generic_only[] = { &bt_ops_generic, NULL };
+	static const struct bt_ops *const generic_only[] = { &flex_bt_ops_generic, NULL };
 #if BT_HAVE_AVX2
-	static const struct bt_ops *const with_avx2[] = { &bt_ops_avx2, &bt_ops_generic, NULL };
+	static const struct bt_ops *const with_avx2[] = { &flex_bt_ops_avx2, &flex_bt_ops_generic, NULL };
 
 	__builtin_cpu_init();
 	if (__builtin_cpu_supports("avx2"))
@@ -86,16 +86,16 @@ const struct bt_ops *const *bt_variants(void)
 	return generic_only;
 }
 
-void bt_init_variant(struct bt *t, enum bt_order order, const struct bt_ops *ops)
+void flex_bt_init_variant(struct bt *t, enum bt_order order, const struct bt_ops *ops)
 {
 	memset(t, 0, sizeof(*t));
 	t->order = order;
 	t->ops = ops;
 }
 
-void bt_init(struct bt *t, enum bt_order order)
+void flex_bt_init(struct bt *t, enum bt_order order)
 {
-	bt_init_variant(t, order, bt_variants()[0]);
+	flex_bt_init_variant(t, order, flex_bt_variants()[0]);
 }
 
 static void put_subtree(struct bt *t, struct bt_node *n)
@@ -106,7 +106,7 @@ static void put_subtree(struct bt *t, struct bt_node *n)
 	node_put(t, n);
 }
 
-void bt_clear(struct bt *t)
+void flex_bt_clear(struct bt *t)
 {
 	if (t->root)
 		put_subtree(t, t->root);
@@ -116,7 +116,7 @@ void bt_clear(struct bt *t)
 	t->max = 0;
 }
 
-void bt_fini(struct bt *t)
+void flex_bt_fini(struct bt *t)
 {
 	while (t->chunks) {
 		struct bt_chunk *c = t->chunks;
@@ -125,10 +125,10 @@ void bt_fini(struct bt *t)
 		free(c);
 	}
 	free(t->leaf_chunks);
-	bt_init_variant(t, t->order, t->ops);
+	flex_bt_init_variant(t, t->order, t->ops);
 }
 
-bool bt_first(const struct bt *t, struct bt_pos *p)
+bool flex_bt_first(const struct bt *t, struct bt_pos *p)
 {
 	struct bt_node *n = t->root;
 
@@ -140,7 +140,7 @@ bool bt_first(const struct bt *t, struct bt_pos *p)
 	return true;
 }
 
-bool bt_last(const struct bt *t, struct bt_pos *p)
+bool flex_bt_last(const struct bt *t, struct bt_pos *p)
 {
 	struct bt_node *n = t->root;
 
@@ -224,7 +224,7 @@ static const char *check_node(struct check_state *s, const struct bt_node *n,
 	return NULL;
 }
 
-const char *bt_check(const struct bt *t)
+const char *flex_bt_check(const struct bt *t)
 {
 	struct check_state s = { .t = t };
 	uint32_t k, v;

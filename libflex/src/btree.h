@@ -24,10 +24,10 @@
  * so that SSE2's signed compares order them as unsigned ones. The code that
  * scans is built once per instruction set (btree_impl.h: SSE2, or plain C
  * off x86, in btree.c; AVX2, half the instructions, in btree_avx2.c) and
- * bt_init() picks the best the CPU runs; struct bt_ops holds the choice.
+ * flex_bt_init() picks the best the CPU runs; struct bt_ops holds the choice.
  * Leaves and inner nodes come from per-tree pools; bt_reserve() makes sure
  * the next insertion cannot fail for lack of host memory. Nodes go back to
- * the pools, never to the system, until bt_fini(): so a leaf's number
+ * the pools, never to the system, until flex_bt_fini(): so a leaf's number
  * (bt_leaf_id()) names valid memory for the tree's whole life, and
  * bt_near() can start from a leaf remembered long ago, whatever became of
  * it, and check whether it still is where a key's neighbours are. That
@@ -159,25 +159,25 @@ struct bt_ops {
 };
 
 /* An empty tree, with the best variant the CPU runs. */
-void bt_init(struct bt *t, enum bt_order order);
+void flex_bt_init(struct bt *t, enum bt_order order);
 /* The variants the CPU runs, best first, NULL-terminated (for tests). */
-const struct bt_ops *const *bt_variants(void);
-/* An empty tree with the variant @ops (one of bt_variants()). */
-void bt_init_variant(struct bt *t, enum bt_order order, const struct bt_ops *ops);
+const struct bt_ops *const *flex_bt_variants(void);
+/* An empty tree with the variant @ops (one of flex_bt_variants()). */
+void flex_bt_init_variant(struct bt *t, enum bt_order order, const struct bt_ops *ops);
 /* Free every node, pooled or not. */
-void bt_fini(struct bt *t);
+void flex_bt_fini(struct bt *t);
 /* Remove every entry (nodes go back to the pool). */
-void bt_clear(struct bt *t);
+void flex_bt_clear(struct bt *t);
 
 /* Add a chunk of unused leaves or inner nodes to the pools. Return: 0, -ENOMEM. */
-int bt_pool_fill(struct bt *t, bool leaf);
+int flex_bt_pool_fill(struct bt *t, bool leaf);
 
 /* Have enough pooled nodes for one insertion. Return: 0 or -ENOMEM. */
 static inline int bt_reserve(struct bt *t)
 {
 	/* An insertion splits a leaf, at most every inner node, and adds a root. */
 	while (t->leaf_pool_count < 1 || t->inner_pool_count < t->height + 1)
-		if (bt_pool_fill(t, t->leaf_pool_count < 1))
+		if (flex_bt_pool_fill(t, t->leaf_pool_count < 1))
 			return -ENOMEM;
 	return 0;
 }
@@ -259,8 +259,8 @@ static inline bool bt_near(const struct bt *t, struct bt_node *leaf, uint32_t ke
 }
 
 /* The first and last entries (false if empty). */
-bool bt_first(const struct bt *t, struct bt_pos *p);
-bool bt_last(const struct bt *t, struct bt_pos *p);
+bool flex_bt_first(const struct bt *t, struct bt_pos *p);
+bool flex_bt_last(const struct bt *t, struct bt_pos *p);
 
 /* The next and previous entries (false at the ends). */
 static inline bool bt_next(struct bt_pos *p)
@@ -291,6 +291,6 @@ static inline bool bt_prev(struct bt_pos *p)
  * Check every invariant (order, separators, maxima, padding, parents, leaf
  * links, fill, count, height). Return: NULL if sound, else what is wrong.
  */
-const char *bt_check(const struct bt *t);
+const char *flex_bt_check(const struct bt *t);
 
 #endif /* FLEX_BTREE_H */

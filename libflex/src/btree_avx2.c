@@ -10,7 +10,7 @@
 #pragma GCC target("avx2")
 
 #define BT_OPS_NAME	"avx2"
-#define BT_OPS		bt_ops_avx2
+#define BT_OPS		flex_bt_ops_avx2
 #include "btree_impl.h"
 #else
 /* No AVX2 build here (ISO C wants a declaration in every file). */

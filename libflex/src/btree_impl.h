@@ -2,8 +2,8 @@
 /*
  * The free-block B+tree's operations that scan nodes (btree.h), written
  * once and built once per instruction set: btree.c includes this file for
- * SSE2 (every x86-64 CPU) or plain C (other CPUs) as bt_ops_generic, and
- * btree_avx2.c for AVX2 as bt_ops_avx2. The includer defines BT_OPS (the
+ * SSE2 (every x86-64 CPU) or plain C (other CPUs) as flex_bt_ops_generic, and
+ * btree_avx2.c for AVX2 as flex_bt_ops_avx2. The includer defines BT_OPS (the
  * table's name) and BT_OPS_NAME. Everything here is static: the table is
  * the only way in.
  */

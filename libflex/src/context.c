@@ -27,61 +27,61 @@ FLEX_EXPORT int flex_context_new(struct flex_device *dev, const struct flex_allo
 	int err;
 
 	if (!dev || !out)
-		return error_set(-EINVAL, "flex_context_new: NULL argument");
+		return flex_error_set(-EINVAL, "flex_context_new: NULL argument");
 	err = flex_device_query(dev, &q);
 	if (err)
-		return error_set(err, "flex_context_new: FLEX_IOCTL_QUERY: %s", strerror(-err));
+		return flex_error_set(err, "flex_context_new: FLEX_IOCTL_QUERY: %s", strerror(-err));
 	if (!(q.capabilities & FLEX_CAP_QUEUES))
-		return error_set(-EOPNOTSUPP, "flex_context_new: the device has no queues");
+		return flex_error_set(-EOPNOTSUPP, "flex_context_new: the device has no queues");
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
-		return error_set(-ENOMEM, "flex_context_new: out of memory");
+		return flex_error_set(-ENOMEM, "flex_context_new: out of memory");
 	ctx->dev = flex_device_ref(dev);
 	pthread_mutex_init(&ctx->lock, NULL);
 	if (getenv("FLEX_REPORT") && *getenv("FLEX_REPORT")) {
 		ctx->report_path = strdup(getenv("FLEX_REPORT"));
 		if (!ctx->report_path) {
-			err = error_set(-ENOMEM, "flex_context_new: out of memory");
+			err = flex_error_set(-ENOMEM, "flex_context_new: out of memory");
 			goto fail;
 		}
 	}
 	err = flex_region_source_from_device(dev, &src);
 	if (err) {
-		error_set(err, "flex_context_new: region source: %s", strerror(-err));
+		flex_error_set(err, "flex_context_new: region source: %s", strerror(-err));
 		goto fail;
 	}
 	err = flex_alloc_new(src, cfg, &ctx->alloc);
 	flex_region_source_unref(src);
 	if (err)
 		goto fail;	/* the allocator's message stays */
-	err = flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &ctx->default_stream);
+	err = flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &ctx->default_stream);
 	if (err)
 		goto fail;
 	*out = ctx;
 	return 0;
 fail:
 	flex_alloc_destroy(ctx->alloc);
-	flex_device_close(ctx->dev);
+	flex_device_unref(ctx->dev);
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx->report_path);
 	free(ctx);
 	return err;
 }
 
-FLEX_EXPORT int flex_context_open(const char *path, struct flex_context **out)
+FLEX_EXPORT int flex_context_new_from_path(const char *path, struct flex_context **out)
 {
 	struct flex_device *dev;
 	char node[256];
-	int err = flex_device_open(path, &dev);
+	int err = flex_device_new(path, &dev);
 
 	if (err) {
 		if (!path && flex_device_default_node(node, sizeof(node)) == 0)
 			path = node;
-		return error_set(err, "flex_context_open: %s: %s", path ? path : "FLEX_DEVICE",
+		return flex_error_set(err, "flex_context_new_from_path: %s: %s", path ? path : "FLEX_DEVICE",
 				 strerror(-err));
 	}
 	err = flex_context_new(dev, NULL, out);
-	flex_device_close(dev);
+	flex_device_unref(dev);
 	return err;
 }
 
@@ -92,17 +92,17 @@ FLEX_EXPORT void flex_context_destroy(struct flex_context *ctx)
 	if (ctx->report_path) {
 		/* The default stream's final counters, as a live stream. */
 		flex_stream_synchronize(ctx->default_stream, NULL);
-		context_write_exit_report(ctx);
+		flex_context_write_exit_report(ctx);
 	}
 	flex_stream_destroy(ctx->default_stream);
 	flex_alloc_destroy(ctx->alloc);
-	flex_device_close(ctx->dev);
+	flex_device_unref(ctx->dev);
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx->report_path);
 	free(ctx);
 }
 
-void context_add_stream(struct flex_context *ctx, struct flex_stream *s)
+void flex_context_add_stream(struct flex_context *ctx, struct flex_stream *s)
 {
 	pthread_mutex_lock(&ctx->lock);
 	s->ctx_next = ctx->streams;
@@ -110,7 +110,7 @@ void context_add_stream(struct flex_context *ctx, struct flex_stream *s)
 	pthread_mutex_unlock(&ctx->lock);
 }
 
-void context_remove_stream(struct flex_context *ctx, struct flex_stream *s,
+void flex_context_remove_stream(struct flex_context *ctx, struct flex_stream *s,
 			   const struct flex_stream_stats *final)
 {
 	struct flex_stream **pp;
@@ -158,23 +158,22 @@ FLEX_EXPORT int flex_context_load_program(struct flex_context *ctx, const void *
 					  size_t size, flex_alloc_index_t *out)
 {
 	flex_alloc_index_t idx;
-	char why[256];
 	int err;
 
 	if (!ctx || !bin || !out)
-		return error_set(-EINVAL, "flex_context_load_program: NULL argument");
+		return flex_error_set(-EINVAL, "flex_context_load_program: NULL argument");
 	/* The device's own rules, so a bad binary fails here and not as a fault later. */
-	err = flex_program_validate(bin, size, NULL, why, sizeof(why));
+	err = flex_program_validate(bin, size, NULL);
 	if (err)
-		return error_set(err, "program: %s", why);
-	err = flex_alloc_alloc(ctx->alloc, size, FLEX_ALLOC_PROGRAM, &idx);
+		return flex_error_set(err, "program: %s", flex_last_error());
+	err = flex_alloc_block_alloc(ctx->alloc, size, FLEX_ALLOC_PROGRAM, &idx);
 	if (err)
 		return err;	/* the allocator's message names the sizes */
 	err = flex_stream_copy(ctx->default_stream, 1, idx, 0, (void *)bin, size);
 	if (!err)
 		err = flex_stream_synchronize(ctx->default_stream, NULL);
 	if (err) {
-		flex_alloc_free(ctx->alloc, idx);
+		flex_alloc_block_free(ctx->alloc, idx);
 		return err;
 	}
 	*out = idx;

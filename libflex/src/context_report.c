@@ -84,9 +84,9 @@ static void text_line(FILE *f, const char *prefix, const char *who,
 		(unsigned long long)st->cbs, (unsigned long long)st->submits,
 		(unsigned long long)st->parked_cbs, (unsigned long long)st->host_ops,
 		(unsigned long long)st->host_funcs,
-		human_bytes(dma, sizeof(dma), st->bytes_dma),
+		flex_human_bytes(dma, sizeof(dma), st->bytes_dma),
 		(unsigned long long)st->synchronizes, st->sync_ns / 1e6,
-		human_bytes(slot, sizeof(slot), st->corr_slot_bytes),
+		flex_human_bytes(slot, sizeof(slot), st->corr_slot_bytes),
 		(unsigned long long)st->corr_slot_grows);
 }
 
@@ -142,7 +142,7 @@ static int write_json(struct flex_context *ctx, FILE *out, const struct stream_r
 
 	mem = open_memstream(&buf, &len);
 	if (!mem)
-		return error_set(-ENOMEM, "flex_context_report: out of memory");
+		return flex_error_set(-ENOMEM, "flex_context_report: out of memory");
 	err = flex_alloc_report(ctx->alloc, mem, FLEX_ALLOC_REPORT_JSON);
 	fclose(mem);
 	if (err) {
@@ -153,7 +153,7 @@ static int write_json(struct flex_context *ctx, FILE *out, const struct stream_r
 	free(buf);
 	if (!report || !json_object_is_type(report, json_type_object)) {
 		json_object_put(report);
-		return error_set(-EIO, "flex_context_report: the allocator's JSON report did not parse");
+		return flex_error_set(-EIO, "flex_context_report: the allocator's JSON report did not parse");
 	}
 	arr = json_object_new_array();
 	for (i = 0; i < n; i++) {
@@ -183,11 +183,11 @@ FLEX_EXPORT int flex_context_report(struct flex_context *ctx, FILE *out,
 	int n, err;
 
 	if (!ctx || !out || (unsigned int)format > FLEX_ALLOC_REPORT_JSON)
-		return error_set(-EINVAL, "flex_context_report: no context or stream, or unknown format %d",
+		return flex_error_set(-EINVAL, "flex_context_report: no context or stream, or unknown format %d",
 				 (int)format);
 	n = snapshot(ctx, &rows, &retired, &n_retired);
 	if (n < 0)
-		return error_set(n, "flex_context_report: out of memory");
+		return flex_error_set(n, "flex_context_report: out of memory");
 	switch (format) {
 	case FLEX_ALLOC_REPORT_SUMMARY:
 		err = flex_alloc_report(ctx->alloc, out, format);
@@ -206,11 +206,11 @@ FLEX_EXPORT int flex_context_report(struct flex_context *ctx, FILE *out,
 	}
 	free(rows);
 	if (!err && (fflush(out) || ferror(out)))
-		err = error_set(-EIO, "flex_context_report: writing the report failed");
+		err = flex_error_set(-EIO, "flex_context_report: writing the report failed");
 	return err;
 }
 
-void context_write_exit_report(struct flex_context *ctx)
+void flex_context_write_exit_report(struct flex_context *ctx)
 {
 	const char *p = ctx->report_path;
 	size_t len = strlen(p);
@@ -228,5 +228,5 @@ void context_write_exit_report(struct flex_context *ctx)
 	}
 	if (flex_context_report(ctx, f, fmt) | fclose(f))
 		fprintf(stderr, "flex: FLEX_REPORT: writing %s failed: %s\n", p,
-			flex_job_last_error());
+			flex_last_error());
 }

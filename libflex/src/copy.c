@@ -84,14 +84,14 @@ static void dma_free(struct gen *g)
 	free(g);
 }
 
-int copy_enqueue_dma(struct flex_stream *s, const struct flex_cb *cb)
+int flex_copy_enqueue_dma(struct flex_stream *s, const struct flex_cb *cb)
 {
 	struct dma_gen dg;
 
 	if (!cb->dma.size)
 		return 0;
 	if (cb->dma.size <= FLEX_DMA_MAX_SIZE)
-		return stream_enqueue_cbs(s, (struct flex_cb *)cb, 1);
+		return flex_stream_enqueue_cbs(s, (struct flex_cb *)cb, 1);
 	dg.g = (struct gen){
 		.left = (cb->dma.size + DMA_PIECE - 1) / DMA_PIECE,
 		.pins = 1,
@@ -101,7 +101,7 @@ int copy_enqueue_dma(struct flex_stream *s, const struct flex_cb *cb)
 	};
 	dg.cb = *cb;
 	dg.done = 0;
-	return stream_enqueue_gen(s, &dg.g);
+	return flex_stream_enqueue_gen(s, &dg.g);
 }
 
 /* ---- staged copies ---- */
@@ -110,7 +110,7 @@ static int stage_free_now(const struct flex_stream *s, int i)
 {
 	uint64_t seq = s->stage[i].seq;
 
-	return seq != STAGE_BUSY && (!seq || stream_seq_done(s, seq, s->completed));
+	return seq != STAGE_BUSY && (!seq || flex_stream_seq_done(s, seq, s->completed));
 }
 
 /*
@@ -125,7 +125,7 @@ static int stage_get(struct flex_stream *s, int nowait)
 	uint64_t seq;
 
 	for (;;) {
-		if (stream_poisoned(s))
+		if (flex_stream_poisoned(s))
 			return -EIO;
 		oldest = -1;
 		for (i = 0; i < STAGE_BUFS; i++) {
@@ -145,7 +145,7 @@ static int stage_get(struct flex_stream *s, int nowait)
 				oldest = i;
 		}
 		if (!looked++) {	/* one status ioctl: maybe some completed since */
-			stream_reap_now(s);
+			flex_stream_reap_now(s);
 			continue;
 		}
 		if (nowait)
@@ -156,10 +156,10 @@ static int stage_get(struct flex_stream *s, int nowait)
 		}
 		seq = s->stage[oldest].seq;
 		pthread_mutex_unlock(&s->lock);
-		if (!stream_wait_submitted(s, seq))
+		if (!flex_stream_wait_submitted(s, seq))
 			flex_device_wait(s->dev, s->qid, seq, -1);
 		pthread_mutex_lock(&s->lock);
-		stream_reap_now(s);	/* notes the completion, or the fault */
+		flex_stream_reap_now(s);	/* notes the completion, or the fault */
 	}
 }
 
@@ -170,7 +170,7 @@ static void stage_put(struct flex_stream *s, int i, uint64_t seq)
 	pthread_cond_broadcast(&s->cond);
 }
 
-void copy_stage_release(struct flex_stream *s)
+void flex_copy_stage_release(struct flex_stream *s)
 {
 	int i;
 
@@ -187,11 +187,11 @@ static int staged_error(struct flex_stream *s, const char *name, int err)
 	int qerr = flex_stream_query(s, &e);
 
 	if (qerr && qerr != -EBUSY)
-		return error_set(qerr, "%s (staged): stream %u failed: %s", name, s->qid,
+		return flex_error_set(qerr, "%s (staged): stream %u failed: %s", name, s->qid,
 				 e.message);
 	if (err == -EIO)
-		return stream_poisoned_error(s);
-	return error_set(err, "%s (staged): stream %u: %s", name, s->qid, strerror(-err));
+		return flex_stream_poisoned_error(s);
+	return flex_error_set(err, "%s (staged): stream %u: %s", name, s->qid, strerror(-err));
 }
 
 /* A piece's DMA CB, @off bytes into the copy. */
@@ -218,7 +218,7 @@ static int copy_staged_to_device(struct flex_stream *s, const struct flex_vaddr 
 	int i, err = 0;
 
 	pthread_mutex_lock(&s->lock);
-	launch = stream_poisoned(s) ? 0 : stream_new_launch(s, name);
+	launch = flex_stream_poisoned(s) ? 0 : flex_stream_new_launch(s, name);
 	for (off = 0; off < size && !err; off += n) {
 		n = size - off < STAGE_BYTES ? size - off : STAGE_BYTES;
 		i = stage_get(s, 0);
@@ -232,7 +232,7 @@ static int copy_staged_to_device(struct flex_stream *s, const struct flex_vaddr 
 		pthread_mutex_lock(&s->lock);
 		cb = stage_cb(FLEX_CB_DMA_TO_DEVICE, launch, FLEX_STEP_DMA_TO_DEVICE, va, off,
 			      s->stage[i].buf, n);
-		err = stream_enqueue_cbs(s, &cb, 1);
+		err = flex_stream_enqueue_cbs(s, &cb, 1);
 		stage_put(s, i, err ? 0 : s->assigned);
 	}
 	if (!err)
@@ -255,7 +255,7 @@ static int copy_staged_from_device(struct flex_stream *s, const struct flex_vadd
 	struct flex_cb cb;
 
 	pthread_mutex_lock(&s->lock);
-	launch = stream_poisoned(s) ? 0 : stream_new_launch(s, name);
+	launch = flex_stream_poisoned(s) ? 0 : flex_stream_new_launch(s, name);
 	while (!err && (off < size || nfl)) {
 		/* Queue another piece while a buffer is free (wait only with none of ours out). */
 		i = off < size ? stage_get(s, nfl > 0) : -EAGAIN;
@@ -263,7 +263,7 @@ static int copy_staged_from_device(struct flex_stream *s, const struct flex_vadd
 			n = size - off < STAGE_BYTES ? size - off : STAGE_BYTES;
 			cb = stage_cb(FLEX_CB_DMA_FROM_DEVICE, launch, FLEX_STEP_DMA_FROM_DEVICE,
 				      va, off, s->stage[i].buf, n);
-			err = stream_enqueue_cbs(s, &cb, 1);
+			err = flex_stream_enqueue_cbs(s, &cb, 1);
 			if (err) {
 				stage_put(s, i, 0);
 				break;
@@ -278,7 +278,7 @@ static int copy_staged_from_device(struct flex_stream *s, const struct flex_vadd
 		}
 		/* Our oldest piece: wait for it, copy it out, free its buffer. */
 		pthread_mutex_unlock(&s->lock);
-		err = stream_wait_submitted(s, fl[0].seq);
+		err = flex_stream_wait_submitted(s, fl[0].seq);
 		if (!err)
 			err = flex_device_wait(s->dev, s->qid, fl[0].seq, -1);
 		if (!err)
@@ -312,22 +312,22 @@ FLEX_EXPORT int flex_stream_copy(struct flex_stream *s, unsigned int flags,
 	int err;
 
 	if (!s || (!host && size))
-		return error_set(-EINVAL, "%s: NULL stream or host pointer", name);
+		return flex_error_set(-EINVAL, "%s: NULL stream or host pointer", name);
 	if (flags & ~(FLEX_COPY_TO_DEVICE | FLEX_COPY_STAGED))
-		return error_set(-EINVAL, "%s: unknown flags %#x", name, flags);
+		return flex_error_set(-EINVAL, "%s: unknown flags %#x", name, flags);
 	if (!size)
 		return 0;
 	if (!(flags & FLEX_COPY_STAGED)) {
 		step = to_device ? flex_step_dma_to_device(index, offset, host, size) :
 				   flex_step_dma_from_device(index, offset, host, size);
-		return launch_dma_steps(s, name, &step, 1);
+		return flex_launch_dma_steps(s, name, &step, 1);
 	}
-	err = flex_alloc_resolve(s->ctx->alloc, index, &va, &have);
+	err = flex_alloc_block_resolve(s->ctx->alloc, index, &va, &have);
 	if (err)
-		return error_set(err, "%s: allocation %llu: %s", name, (unsigned long long)index,
-				 flex_alloc_last_error());
+		return flex_error_set(err, "%s: allocation %llu: %s", name, (unsigned long long)index,
+				 flex_last_error());
 	if (offset > have || size > have - offset)
-		return error_set(-ERANGE, "%s: bytes %llu .. %llu leave the allocation of %llu "
+		return flex_error_set(-ERANGE, "%s: bytes %llu .. %llu leave the allocation of %llu "
 				 "bytes", name, (unsigned long long)offset,
 				 (unsigned long long)(offset + size), (unsigned long long)have);
 	va.offset += offset;
@@ -343,13 +343,13 @@ static int resolve_range(struct flex_stream *s, const char *name, const char *wh
 			 struct flex_vaddr *va)
 {
 	uint64_t have;
-	int err = flex_alloc_resolve(s->ctx->alloc, index, va, &have);
+	int err = flex_alloc_block_resolve(s->ctx->alloc, index, va, &have);
 
 	if (err)
-		return error_set(err, "%s: %s allocation %llu: %s", name, what,
-				 (unsigned long long)index, flex_alloc_last_error());
+		return flex_error_set(err, "%s: %s allocation %llu: %s", name, what,
+				 (unsigned long long)index, flex_last_error());
 	if (off > have || size > have - off)
-		return error_set(-ERANGE, "%s: %s bytes %llu .. %llu leave the allocation of "
+		return flex_error_set(-ERANGE, "%s: %s bytes %llu .. %llu leave the allocation of "
 				 "%llu bytes", name, what, (unsigned long long)off,
 				 (unsigned long long)(off + size), (unsigned long long)have);
 	va->offset += off;
@@ -360,22 +360,22 @@ static int resolve_range(struct flex_stream *s, const char *name, const char *wh
 static int device_op(struct flex_stream *s, const char *name, const struct devop *op,
 		     uint64_t dst_region, uint64_t src_region)
 {
-	uint32_t n = devop_n_cbs(op), k;
-	size_t max = devop_program_max(op), len;
+	uint32_t n = flex_devop_n_cbs(op), k;
+	size_t max = flex_devop_program_max(op), len;
 	struct flex_cb *cbs, tmpl;
 	unsigned char *progs;
 	uint64_t launch;
 	int err;
 
 	/* Before the lock: the allocator may call back (memory pressure). */
-	err = corr_slot_ensure(s, max);
+	err = flex_corr_slot_ensure(s, max);
 	if (err)
 		return err;
 	progs = malloc((size_t)n * max);
 	if (!progs)
-		return error_set(-ENOMEM, "%s: %zu bytes of programs", name, (size_t)n * max);
+		return flex_error_set(-ENOMEM, "%s: %zu bytes of programs", name, (size_t)n * max);
 	pthread_mutex_lock(&s->lock);
-	err = stream_begin_job(s, name, 2 * (size_t)n, &cbs, &launch);
+	err = flex_stream_begin_job(s, name, 2 * (size_t)n, &cbs, &launch);
 	if (err)
 		goto unlock;
 	memset(&tmpl, 0, sizeof(tmpl));
@@ -394,7 +394,7 @@ static int device_op(struct flex_stream *s, const char *name, const struct devop
 		unsigned char *prog = progs + (size_t)k * max;
 		struct flex_cb *d = &cbs[2 * k];
 
-		len = devop_program(op, k, prog);
+		len = flex_devop_program(op, k, prog);
 		memset(d, 0, sizeof(*d));
 		d->opcode = FLEX_CB_DMA_TO_DEVICE;
 		d->user_data = ud_make(launch, 0, FLEX_STEP_DMA_TO_DEVICE, k);
@@ -405,13 +405,13 @@ static int device_op(struct flex_stream *s, const char *name, const struct devop
 		cbs[2 * k + 1] = tmpl;
 		cbs[2 * k + 1].user_data = ud_make(launch, 1, FLEX_STEP_COMPUTE, k);
 	}
-	err = stream_enqueue_cbs(s, cbs, 2 * n);
+	err = flex_stream_enqueue_cbs(s, cbs, 2 * n);
 	/* Even on error: a first batch may have been queued already. */
-	stream_defer(s, progs, FLEX_ALLOC_INDEX_NONE);
+	flex_stream_defer(s, progs, FLEX_ALLOC_INDEX_NONE);
 	progs = NULL;
 	if (!err) {
 		s->stats.jobs++;
-		stream_reap(s);
+		flex_stream_reap(s);
 	}
 unlock:
 	pthread_mutex_unlock(&s->lock);
@@ -429,7 +429,7 @@ FLEX_EXPORT int flex_stream_copy_device(struct flex_stream *s, flex_alloc_index_
 	int err;
 
 	if (!s)
-		return error_set(-EINVAL, "%s: NULL stream", name);
+		return flex_error_set(-EINVAL, "%s: NULL stream", name);
 	if (!size)
 		return 0;
 	err = resolve_range(s, name, "destination", dst, dst_offset, size, &d) ?:
@@ -460,14 +460,14 @@ FLEX_EXPORT int flex_stream_fill(struct flex_stream *s, flex_alloc_index_t dst,
 	int err;
 
 	if (!s)
-		return error_set(-EINVAL, "%s: NULL stream", name);
+		return flex_error_set(-EINVAL, "%s: NULL stream", name);
 	if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4 && pattern_size != 8)
-		return error_set(-EINVAL, "%s: a pattern of %u bytes; 1, 2, 4 or 8 (an element)",
+		return flex_error_set(-EINVAL, "%s: a pattern of %u bytes; 1, 2, 4 or 8 (an element)",
 				 name, pattern_size);
 	if (!size)
 		return 0;
 	if (!pattern)
-		return error_set(-EINVAL, "%s: NULL pattern", name);
+		return flex_error_set(-EINVAL, "%s: NULL pattern", name);
 	err = resolve_range(s, name, "destination", dst, offset, size, &d);
 	if (err)
 		return err;

@@ -32,7 +32,7 @@
  * the lock free. Another thread may grow the slot meanwhile: the bigger
  * slot wins and the other allocation goes back.
  */
-int corr_slot_ensure(struct flex_stream *s, uint64_t bytes)
+int flex_corr_slot_ensure(struct flex_stream *s, uint64_t bytes)
 {
 	flex_alloc_index_t idx, old;
 	struct flex_vaddr va;
@@ -44,24 +44,24 @@ int corr_slot_ensure(struct flex_stream *s, uint64_t bytes)
 		return 0;
 	while (size < bytes)
 		size *= 2;
-	err = flex_alloc_alloc(s->ctx->alloc, size, FLEX_ALLOC_TENSOR, &idx);
+	err = flex_alloc_block_alloc(s->ctx->alloc, size, FLEX_ALLOC_TENSOR, &idx);
 	if (err)
-		return error_set(err, "stream %u: correction slot of %llu bytes: %s", s->qid,
-				 (unsigned long long)size, flex_alloc_last_error());
-	err = flex_alloc_resolve(s->ctx->alloc, idx, &va, NULL);
+		return flex_error_set(err, "stream %u: correction slot of %llu bytes: %s", s->qid,
+				 (unsigned long long)size, flex_last_error());
+	err = flex_alloc_block_resolve(s->ctx->alloc, idx, &va, NULL);
 	if (err) {
-		flex_alloc_free(s->ctx->alloc, idx);
-		return error_set(err, "stream %u: correction slot: resolve failed", s->qid);
+		flex_alloc_block_free(s->ctx->alloc, idx);
+		return flex_error_set(err, "stream %u: correction slot: resolve failed", s->qid);
 	}
 	pthread_mutex_lock(&s->lock);
 	if (atomic_load(&s->slot_size) >= size) {
 		pthread_mutex_unlock(&s->lock);
-		flex_alloc_free(s->ctx->alloc, idx);	/* another thread grew it */
+		flex_alloc_block_free(s->ctx->alloc, idx);	/* another thread grew it */
 		return 0;
 	}
 	old = s->slot;
 	if (old != FLEX_ALLOC_INDEX_NONE) {
-		stream_defer(s, NULL, old);	/* CBs in flight may still name it */
+		flex_stream_defer(s, NULL, old);	/* CBs in flight may still name it */
 		s->stats.corr_slot_grows++;
 	}
 	s->slot = idx;
@@ -71,10 +71,10 @@ int corr_slot_ensure(struct flex_stream *s, uint64_t bytes)
 	return 0;
 }
 
-void corr_slot_release(struct flex_stream *s)
+void flex_corr_slot_release(struct flex_stream *s)
 {
 	if (s->slot != FLEX_ALLOC_INDEX_NONE)
-		flex_alloc_free(s->ctx->alloc, s->slot);
+		flex_alloc_block_free(s->ctx->alloc, s->slot);
 	s->slot = FLEX_ALLOC_INDEX_NONE;
 	atomic_store(&s->slot_size, 0);
 }
@@ -84,7 +84,7 @@ void corr_slot_release(struct flex_stream *s)
  * correction metadata slot i. @va and @seg_of_arg: each argument's
  * resolved address and segment; @byte_offset: its tile's offset.
  */
-void corr_build(const struct flex_job *job, const struct flex_tensor *args,
+void flex_corr_build(const struct flex_job *job, const struct flex_tensor *args,
 		const struct flex_vaddr *va, const uint32_t *seg_of_arg,
 		const uint64_t *byte_offset, int first_reduction, uint64_t *out)
 {

@@ -25,13 +25,22 @@
 struct flex_device {
 	int fd;
 	atomic_uint refs;
+	char path[256];
 };
 
-/* ioctl(2) as 0 or -errno. */
-static int flex_ioctl(const struct flex_device *dev, unsigned long cmd, void *arg)
+/* ioctl(2) as 0 or -errno; a failure names the ioctl and the node. */
+static int flex_ioctl_named(const struct flex_device *dev, unsigned long cmd, const char *name,
+			    void *arg)
 {
-	return ioctl(dev->fd, cmd, arg) < 0 ? -errno : 0;
+	int err;
+
+	if (ioctl(dev->fd, cmd, arg) == 0)
+		return 0;
+	err = -errno;
+	return flex_error_set(err, "%s on %s: %s", name, dev->path, strerror(-err));
 }
+
+#define flex_ioctl(dev, cmd, arg)	flex_ioctl_named(dev, cmd, #cmd, arg)
 
 FLEX_EXPORT int flex_device_default_node(char *buf, size_t len)
 {
@@ -47,7 +56,7 @@ FLEX_EXPORT int flex_device_default_node(char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-FLEX_EXPORT int flex_device_open(const char *path, struct flex_device **out)
+FLEX_EXPORT int flex_device_new(const char *path, struct flex_device **out)
 {
 	struct flex_device *dev;
 	struct flex_query q;
@@ -55,28 +64,34 @@ FLEX_EXPORT int flex_device_open(const char *path, struct flex_device **out)
 	int err;
 
 	if (!out)
-		return -EINVAL;
+		return flex_error_set(-EINVAL, "flex_device_new: NULL out");
 	if (!path) {
 		err = flex_device_default_node(node, sizeof(node));
 		if (err)
-			return err;
+			return flex_error_set(err, "flex_device_new: FLEX_DEVICE names a path longer than %zu bytes",
+					      sizeof(node) - 1);
 		path = node;
 	}
+	if (strlen(path) >= sizeof(dev->path))
+		return flex_error_set(-ENAMETOOLONG, "flex_device_new: path longer than %zu bytes",
+				      sizeof(dev->path) - 1);
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
-		return -ENOMEM;
+		return flex_error_set(-ENOMEM, "flex_device_new: out of host memory");
 	atomic_init(&dev->refs, 1);
+	strcpy(dev->path, path);
 	dev->fd = open(path, O_RDWR | O_CLOEXEC);
 	if (dev->fd < 0) {
 		err = -errno;
 		free(dev);
-		return err;
+		return flex_error_set(err, "open %s: %s", path, strerror(-err));
 	}
 	err = flex_device_query(dev, &q);
 	if (!err && q.uapi_major != FLEX_UAPI_MAJOR)
-		err = -EPROTO;
-	if (err == -EINVAL || err == -ENOTTY)
-		err = -ENOTTY;	/* some other device, or not a device at all */
+		err = flex_error_set(-EPROTO, "%s speaks flex uapi %u, libflex %u", path,
+				     q.uapi_major, FLEX_UAPI_MAJOR);
+	if (err == -EINVAL || err == -ENOTTY)	/* some other device, or not a device at all */
+		err = flex_error_set(-ENOTTY, "%s is not a flex device", path);
 	if (err) {
 		close(dev->fd);
 		free(dev);
@@ -92,7 +107,7 @@ FLEX_EXPORT struct flex_device *flex_device_ref(struct flex_device *dev)
 	return dev;
 }
 
-FLEX_EXPORT void flex_device_close(struct flex_device *dev)
+FLEX_EXPORT void flex_device_unref(struct flex_device *dev)
 {
 	if (!dev || atomic_fetch_sub(&dev->refs, 1) != 1)
 		return;
@@ -146,15 +161,20 @@ FLEX_EXPORT int flex_device_region_mmap(struct flex_device *dev, uint64_t region
 	if (err)
 		return err;
 	if (!(q.capabilities & FLEX_CAP_MMAP))
-		return -EOPNOTSUPP;
+		return flex_error_set(-EOPNOTSUPP, "%s: the device has no mmap-able regions",
+				      dev->path);
 	err = flex_device_region_info(dev, region_id, &info);
 	if (err)
 		return err;
 	if (info.size > SIZE_MAX || info.mmap_offset > (uint64_t)INT64_MAX)
-		return -EOVERFLOW;
+		return flex_error_set(-EOVERFLOW, "%s: region %llu does not fit the address space",
+				      dev->path, (unsigned long long)region_id);
 	p = mmap(NULL, (size_t)info.size, prot, MAP_SHARED, dev->fd, (off_t)info.mmap_offset);
-	if (p == MAP_FAILED)
-		return -errno;
+	if (p == MAP_FAILED) {
+		err = -errno;
+		return flex_error_set(err, "mmap of region %llu of %s: %s",
+				      (unsigned long long)region_id, dev->path, strerror(-err));
+	}
 	*addr = p;
 	*len = info.size;
 	return 0;
@@ -215,7 +235,7 @@ static int by_function(const void *x, const void *y)
 	return (a->vf_index > b->vf_index) - (a->vf_index < b->vf_index);
 }
 
-int device_enumerate_at(const char *class_dir, struct flex_device_info *out, unsigned int max,
+int flex_device_enumerate_at(const char *class_dir, struct flex_device_info *out, unsigned int max,
 			unsigned int *count)
 {
 	struct flex_device_info *all = NULL, d;
@@ -250,7 +270,7 @@ int device_enumerate_at(const char *class_dir, struct flex_device_info *out, uns
 			if (!p) {
 				free(all);
 				closedir(cls);
-				return error_set(-ENOMEM, "flex_device_enumerate: out of host memory");
+				return flex_error_set(-ENOMEM, "flex_device_enumerate: out of host memory");
 			}
 			all = p;
 			cap = cap ? 2 * cap : 8;
@@ -270,7 +290,7 @@ int device_enumerate_at(const char *class_dir, struct flex_device_info *out, uns
 FLEX_EXPORT int flex_device_enumerate(struct flex_device_info *out, unsigned int max,
 				      unsigned int *count)
 {
-	return device_enumerate_at(FLEX_SYSFS_CLASS, out, max, count);
+	return flex_device_enumerate_at(FLEX_SYSFS_CLASS, out, max, count);
 }
 
 /* ---- queues ---- */
@@ -366,7 +386,8 @@ static int device_acquire(void *user, uint64_t size, struct flex_region *out)
 	int err;
 
 	if (size > UINT64_MAX - (s->align - 1))
-		return -E2BIG;
+		return flex_error_set(-E2BIG, "%s: a region of %llu bytes cannot be aligned",
+				      s->dev->path, (unsigned long long)size);
 	size = (size + s->align - 1) & ~(s->align - 1);
 	err = flex_device_region_acquire(s->dev, size, &acq);
 	if (err)
@@ -429,7 +450,7 @@ static void device_destroy(void *user)
 {
 	struct device_source *s = user;
 
-	flex_device_close(s->dev);
+	flex_device_unref(s->dev);
 	free(s);
 }
 
@@ -451,10 +472,11 @@ FLEX_EXPORT int flex_region_source_from_device(struct flex_device *dev,
 		return err;
 	/* The uapi promises a power of two; anything else is a broken driver. */
 	if (!q.region_align || (q.region_align & (q.region_align - 1)))
-		return -EPROTO;
+		return flex_error_set(-EPROTO, "%s: region alignment %llu is not a power of two",
+				      dev->path, (unsigned long long)q.region_align);
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return -ENOMEM;
+		return flex_error_set(-ENOMEM, "flex_region_source_from_device: out of host memory");
 	s->dev = flex_device_ref(dev);
 	s->align = q.region_align;
 	err = flex_region_source_new(&ops, s, q.table_entries, out);

@@ -6,7 +6,7 @@
 #include <flex/device.h>
 
 /* flex_device_enumerate() reading @class_dir instead of /sys/class/flex. */
-int device_enumerate_at(const char *class_dir, struct flex_device_info *out, unsigned int max,
+int flex_device_enumerate_at(const char *class_dir, struct flex_device_info *out, unsigned int max,
 			unsigned int *count);
 
 #endif /* FLEX_DEVICE_INTERNAL_H */

@@ -53,13 +53,13 @@ static uint32_t doublings(const struct devop *op)
 	return n;
 }
 
-size_t devop_program_max(const struct devop *op)
+size_t flex_devop_program_max(const struct devop *op)
 {
 	/* The first CB of a doubling fill is the longest: 1 + doublings + pieces + END. */
 	return HDR + INSN * (2 + doublings(op) + op->insns_per_cb) + 8;
 }
 
-uint32_t devop_n_cbs(const struct devop *op)
+uint32_t flex_devop_n_cbs(const struct devop *op)
 {
 	uint64_t per_cb = op->insn_bytes * op->insns_per_cb;
 
@@ -84,7 +84,7 @@ static void emit(struct emit *e, uint8_t op, uint64_t a0, uint64_t a1, uint64_t 
 	memcpy(e->buf + HDR + INSN * e->n++, &in, sizeof(in));
 }
 
-size_t devop_program(const struct devop *op, uint32_t k, void *buf)
+size_t flex_devop_program(const struct devop *op, uint32_t k, void *buf)
 {
 	uint64_t per_cb = op->insn_bytes * op->insns_per_cb, body = op->size & ~3ULL;
 	uint64_t p64, a, b, start, end, pat_off, filled;
@@ -94,12 +94,12 @@ size_t devop_program(const struct devop *op, uint32_t k, void *buf)
 	int has32, dbl;
 
 	if (op->backward)
-		k = devop_n_cbs(op) - 1 - k;
+		k = flex_devop_n_cbs(op) - 1 - k;
 	start = (uint64_t)k * per_cb;
 	end = start + per_cb < op->size ? start + per_cb : op->size;
 	p64 = pattern64(op, &p32, &has32);
 	dbl = op->fill && !has32;
-	pat_off = devop_program_max(op) - 8;	/* past any program of @op */
+	pat_off = flex_devop_program_max(op) - 8;	/* past any program of @op */
 
 	if (!op->fill) {
 		n_insns = (uint32_t)((end - start + op->insn_bytes - 1) / op->insn_bytes);

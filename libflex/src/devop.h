@@ -45,17 +45,17 @@ struct devop {
 	uint32_t insns_per_cb;
 };
 
-/* The most bytes devop_program() writes for @op. */
-size_t devop_program_max(const struct devop *op);
+/* The most bytes flex_devop_program() writes for @op. */
+size_t flex_devop_program_max(const struct devop *op);
 
 /* CBs of @op: 0 for 0 bytes. */
-uint32_t devop_n_cbs(const struct devop *op);
+uint32_t flex_devop_n_cbs(const struct devop *op);
 
 /*
- * Program @k (0 .. devop_n_cbs() - 1, in submission order) into @buf, at
- * least devop_program_max() bytes: header, instructions, END, and for a
+ * Program @k (0 .. flex_devop_n_cbs() - 1, in submission order) into @buf, at
+ * least flex_devop_program_max() bytes: header, instructions, END, and for a
  * fill the 8-byte pattern. Returns the bytes to load (program + pattern).
  */
-size_t devop_program(const struct devop *op, uint32_t k, void *buf);
+size_t flex_devop_program(const struct devop *op, uint32_t k, void *buf);
 
 #endif /* FLEX_DEVOP_H */

@@ -42,44 +42,39 @@ struct flex_event {
 	struct stamp *stamp;	/* FLEX_EVENT_TIMING: the last record's, referenced */
 };
 
-FLEX_EXPORT int flex_event_create_flags(unsigned int flags, struct flex_event **out)
+FLEX_EXPORT int flex_event_new(unsigned int flags, struct flex_event **out)
 {
 	struct flex_event *ev;
 
 	if (!out)
-		return error_set(-EINVAL, "flex_event_create: NULL argument");
+		return flex_error_set(-EINVAL, "flex_event_new: NULL argument");
 	if (flags & ~FLEX_EVENT_TIMING)
-		return error_set(-EINVAL, "flex_event_create: unknown flags %#x", flags);
+		return flex_error_set(-EINVAL, "flex_event_new: unknown flags %#x", flags);
 	ev = calloc(1, sizeof(*ev));
 	if (!ev)
-		return error_set(-ENOMEM, "flex_event_create: out of memory");
+		return flex_error_set(-ENOMEM, "flex_event_new: out of memory");
 	pthread_mutex_init(&ev->lock, NULL);
 	ev->flags = flags;
 	*out = ev;
 	return 0;
 }
 
-FLEX_EXPORT int flex_event_create(struct flex_event **out)
-{
-	return flex_event_create_flags(0, out);
-}
-
 FLEX_EXPORT void flex_event_destroy(struct flex_event *ev)
 {
 	if (!ev)
 		return;
-	stream_put(ev->s);
-	stamp_put(ev->stamp);
+	flex_stream_put(ev->s);
+	flex_stamp_put(ev->stamp);
 	pthread_mutex_destroy(&ev->lock);
 	free(ev);
 }
 
-/* The last record, with a reference on its stream (stream_put() it) and stamp. */
+/* The last record, with a reference on its stream (flex_stream_put() it) and stamp. */
 static void snapshot(struct flex_event *ev, struct flex_stream **s, uint64_t *seq,
 		     struct stamp **stamp)
 {
 	pthread_mutex_lock(&ev->lock);
-	*s = ev->s ? stream_get(ev->s) : NULL;
+	*s = ev->s ? flex_stream_get(ev->s) : NULL;
 	*seq = ev->seq;
 	if (stamp) {
 		*stamp = ev->stamp;
@@ -97,27 +92,27 @@ FLEX_EXPORT int flex_event_record(struct flex_event *ev, struct flex_stream *s)
 	int err = 0;
 
 	if (!ev || !s)
-		return error_set(-EINVAL, "flex_event_record: NULL argument");
+		return flex_error_set(-EINVAL, "flex_event_record: NULL argument");
 	if (ev->flags & FLEX_EVENT_TIMING) {
 		st = calloc(1, sizeof(*st));
 		if (!st)
-			return error_set(-ENOMEM, "flex_event_record: out of memory");
+			return flex_error_set(-ENOMEM, "flex_event_record: out of memory");
 		atomic_init(&st->refs, 1);
 		atomic_init(&st->fd, -1);
 		atomic_init(&st->err, 0);
 	}
 	pthread_mutex_lock(&s->lock);
-	if (stream_poisoned(s))
-		err = stream_poisoned_error(s);
+	if (flex_stream_poisoned(s))
+		err = flex_stream_poisoned_error(s);
 	else if (st)
-		err = stream_enqueue_stamp(s, st);
+		err = flex_stream_enqueue_stamp(s, st);
 	seq = s->assigned;
 	pthread_mutex_unlock(&s->lock);
 	if (err) {
-		stamp_put(st);
+		flex_stamp_put(st);
 		return err;
 	}
-	stream_get(s);
+	flex_stream_get(s);
 	pthread_mutex_lock(&ev->lock);
 	old = ev->s;
 	old_st = ev->stamp;
@@ -125,8 +120,8 @@ FLEX_EXPORT int flex_event_record(struct flex_event *ev, struct flex_stream *s)
 	ev->seq = seq;
 	ev->stamp = st;
 	pthread_mutex_unlock(&ev->lock);
-	stream_put(old);
-	stamp_put(old_st);
+	flex_stream_put(old);
+	flex_stamp_put(old_st);
 	return 0;
 }
 
@@ -138,15 +133,15 @@ FLEX_EXPORT int flex_stream_wait_event(struct flex_stream *s, struct flex_event 
 	int err;
 
 	if (!s || !ev)
-		return error_set(-EINVAL, "flex_stream_wait_event: NULL argument");
+		return flex_error_set(-EINVAL, "flex_stream_wait_event: NULL argument");
 	snapshot(ev, &other, &seq, NULL);
 	if (!other || other == s || !seq) {
-		stream_put(other);
+		flex_stream_put(other);
 		return 0;	/* FIFO already orders it, or nothing to wait for */
 	}
 
 	pthread_mutex_lock(&s->lock);
-	launch = stream_new_launch(s, "event_wait");
+	launch = flex_stream_new_launch(s, "event_wait");
 	if (other->dev == s->dev && !s->head && atomic_load(&other->submitted) >= seq) {
 		struct flex_cb w = {
 			.opcode = FLEX_CB_WAIT,
@@ -154,20 +149,20 @@ FLEX_EXPORT int flex_stream_wait_event(struct flex_stream *s, struct flex_event 
 			.wait = { .queue_id = other->qid, .seqno = seq },
 		};
 
-		err = stream_enqueue_cbs(s, &w, 1);
-		stream_put(other);
+		err = flex_stream_enqueue_cbs(s, &w, 1);
+		flex_stream_put(other);
 	} else if (!(it = calloc(1, sizeof(*it)))) {
-		err = error_set(-ENOMEM, "flex_stream_wait_event: out of memory");
-		stream_put(other);
+		err = flex_error_set(-ENOMEM, "flex_stream_wait_event: out of memory");
+		flex_stream_put(other);
 	} else {
 		/* Another file's queue numbers mean nothing here: its fence, on the host. */
 		it->kind = other->dev == s->dev ? ITEM_WAIT : ITEM_FENCE;
 		it->other = other;	/* the item holds the reference */
 		it->other_seq = seq;
 		it->user_data = ud_make(launch, 0, FLEX_STEP_EVENT_WAIT, 0);
-		err = stream_enqueue_item(s, it);
+		err = flex_stream_enqueue_item(s, it);
 		if (err)
-			stream_put(other);	/* the item was freed: its reference */
+			flex_stream_put(other);	/* the item was freed: its reference */
 	}
 	pthread_mutex_unlock(&s->lock);
 	return err;
@@ -180,8 +175,8 @@ static int event_error(struct flex_stream *s, int err)
 	int qerr = flex_stream_query(s, &e);
 
 	if (qerr && qerr != -EBUSY)
-		return error_set(qerr, "event on stream %u: %s", s->qid, e.message);
-	return error_set(err, "event on stream %u: its work failed: %s", s->qid,
+		return flex_error_set(qerr, "event on stream %u: %s", s->qid, e.message);
+	return flex_error_set(err, "event on stream %u: its work failed: %s", s->qid,
 			 strerror(-err));
 }
 
@@ -192,18 +187,18 @@ FLEX_EXPORT int flex_event_synchronize(struct flex_event *ev)
 	int err;
 
 	if (!ev)
-		return error_set(-EINVAL, "flex_event_synchronize: NULL event");
+		return flex_error_set(-EINVAL, "flex_event_synchronize: NULL event");
 	snapshot(ev, &s, &seq, NULL);
 	if (!s || !seq) {
-		stream_put(s);
+		flex_stream_put(s);
 		return 0;
 	}
-	err = stream_wait_submitted(s, seq);
+	err = flex_stream_wait_submitted(s, seq);
 	if (!err)
 		err = flex_device_wait(s->dev, s->qid, seq, -1);
 	if (err)
 		err = event_error(s, err);
-	stream_put(s);
+	flex_stream_put(s);
 	return err;
 }
 
@@ -214,15 +209,15 @@ FLEX_EXPORT int flex_event_query(struct flex_event *ev)
 	int err;
 
 	if (!ev)
-		return error_set(-EINVAL, "flex_event_query: NULL event");
+		return flex_error_set(-EINVAL, "flex_event_query: NULL event");
 	snapshot(ev, &s, &seq, NULL);
 	if (!s || !seq) {
-		stream_put(s);
+		flex_stream_put(s);
 		return 0;
 	}
 	if (atomic_load(&s->submitted) < seq) {
 		pthread_mutex_lock(&s->lock);
-		err = stream_poisoned(s) && !s->head ? -EPIPE : -EBUSY;
+		err = flex_stream_poisoned(s) && !s->head ? -EPIPE : -EBUSY;
 		pthread_mutex_unlock(&s->lock);
 	} else {
 		err = flex_device_wait(s->dev, s->qid, seq, 0);
@@ -231,7 +226,7 @@ FLEX_EXPORT int flex_event_query(struct flex_event *ev)
 	}
 	if (err && err != -EBUSY)
 		err = event_error(s, err);
-	stream_put(s);
+	flex_stream_put(s);
 	return err;
 }
 
@@ -242,20 +237,20 @@ FLEX_EXPORT int flex_event_export_sync_file(struct flex_event *ev, int *fd)
 	int err;
 
 	if (!ev || !fd)
-		return error_set(-EINVAL, "flex_event_export_sync_file: NULL argument");
+		return flex_error_set(-EINVAL, "flex_event_export_sync_file: NULL argument");
 	snapshot(ev, &s, &seq, NULL);
 	if (!s || !seq) {
-		stream_put(s);
-		return error_set(-ENOENT, "flex_event_export_sync_file: event not recorded");
+		flex_stream_put(s);
+		return flex_error_set(-ENOENT, "flex_event_export_sync_file: event not recorded");
 	}
-	err = stream_wait_submitted(s, seq);
+	err = flex_stream_wait_submitted(s, seq);
 	if (err)
-		error_set(err, "event on stream %u: the stream failed before seqno %llu was "
+		flex_error_set(err, "event on stream %u: the stream failed before seqno %llu was "
 			  "submitted", s->qid, (unsigned long long)seq);
 	else if ((err = flex_device_fence_export(s->dev, s->qid, seq, fd)))
-		error_set(err, "event on stream %u: FLEX_IOCTL_FENCE_EXPORT: %s", s->qid,
+		flex_error_set(err, "event on stream %u: FLEX_IOCTL_FENCE_EXPORT: %s", s->qid,
 			  strerror(-err));
-	stream_put(s);
+	flex_stream_put(s);
 	return err;
 }
 
@@ -267,7 +262,7 @@ static int stamp_time(const char *which, struct stamp *st, uint64_t *ns)
 	int fd = atomic_load(&st->fd), err = atomic_load(&st->err);
 
 	if (fd < 0 && err)
-		return error_set(err, "flex_event_elapsed_ns: the %s event's stream failed "
+		return flex_error_set(err, "flex_event_elapsed_ns: the %s event's stream failed "
 				 "before its record was submitted", which);
 	if (fd < 0)
 		return -EBUSY;	/* held back in its stream: not submitted yet */
@@ -276,10 +271,10 @@ static int stamp_time(const char *which, struct stamp *st, uint64_t *ns)
 	info.num_fences = 1;
 	info.sync_fence_info = (uint64_t)(uintptr_t)&fi;
 	if (ioctl(fd, SYNC_IOC_FILE_INFO, &info))
-		return error_set(-errno, "flex_event_elapsed_ns: SYNC_IOC_FILE_INFO: %s",
+		return flex_error_set(-errno, "flex_event_elapsed_ns: SYNC_IOC_FILE_INFO: %s",
 				 strerror(errno));
 	if (fi.status < 0)
-		return error_set(fi.status, "flex_event_elapsed_ns: the %s event's work failed: "
+		return flex_error_set(fi.status, "flex_event_elapsed_ns: the %s event's work failed: "
 				 "%s", which, strerror(-fi.status));
 	if (!fi.status)
 		return -EBUSY;
@@ -298,24 +293,24 @@ FLEX_EXPORT int flex_event_elapsed_ns(struct flex_event *start, struct flex_even
 	int i, err = 0;
 
 	if (!start || !end || !ns)
-		return error_set(-EINVAL, "flex_event_elapsed_ns: NULL argument");
+		return flex_error_set(-EINVAL, "flex_event_elapsed_ns: NULL argument");
 	for (i = 0; i < 2 && !err; i++) {
 		if (!(ev[i]->flags & FLEX_EVENT_TIMING)) {
-			err = error_set(-EINVAL, "flex_event_elapsed_ns: the %s event was created "
+			err = flex_error_set(-EINVAL, "flex_event_elapsed_ns: the %s event was created "
 					"without FLEX_EVENT_TIMING", which[i]);
 			break;
 		}
 		snapshot(ev[i], &s, &seq, &st[i]);
-		stream_put(s);
+		flex_stream_put(s);
 		if (!st[i])
-			err = error_set(-ENOENT, "flex_event_elapsed_ns: the %s event was never "
+			err = flex_error_set(-ENOENT, "flex_event_elapsed_ns: the %s event was never "
 					"recorded", which[i]);
 	}
 	for (i = 0; i < 2 && !err; i++)
 		err = stamp_time(which[i], st[i], &t[i]);
 	if (!err)
 		*ns = (int64_t)(t[1] - t[0]);
-	stamp_put(st[0]);
-	stamp_put(st[1]);
+	flex_stamp_put(st[0]);
+	flex_stamp_put(st[1]);
 	return err;
 }

@@ -44,11 +44,6 @@ FLEX_EXPORT const char *flex_corr_kind_name(enum flex_corr_kind kind)
 	       corr_names[kind] : NULL;
 }
 
-FLEX_EXPORT const char *flex_job_last_error(void)
-{
-	return flex_alloc_last_error();
-}
-
 static struct flex_job *job_alloc(const char *name, const struct flex_step *steps,
 				  uint32_t n_steps)
 {
@@ -65,14 +60,14 @@ static struct flex_job *job_alloc(const char *name, const struct flex_step *step
 static int check_dma_step(const char *name, uint32_t i, const struct flex_step *st)
 {
 	if (!st->host && st->size)
-		return error_set(-EINVAL, "job %s: step %u (%s): NULL host pointer",
+		return flex_error_set(-EINVAL, "job %s: step %u (%s): NULL host pointer",
 				 name, i, step_names[st->kind]);
 	if (st->host && st->size > UINTPTR_MAX - (uintptr_t)st->host)
-		return error_set(-EINVAL, "job %s: step %u (%s): %llu bytes from %p wrap "
+		return flex_error_set(-EINVAL, "job %s: step %u (%s): %llu bytes from %p wrap "
 				 "around the address space", name, i, step_names[st->kind],
 				 (unsigned long long)st->size, st->host);
 	if (st->offset > UINT64_MAX - st->size)
-		return error_set(-EINVAL, "job %s: step %u: offset + size overflows", name, i);
+		return flex_error_set(-EINVAL, "job %s: step %u: offset + size overflows", name, i);
 	return 0;
 }
 
@@ -85,9 +80,9 @@ FLEX_EXPORT int flex_job_new(const char *name, const struct flex_step *steps,
 	int err;
 
 	if (!out || (!steps && n_steps))
-		return error_set(-EINVAL, "flex_job_new: NULL argument");
+		return flex_error_set(-EINVAL, "flex_job_new: NULL argument");
 	if (!n_steps || n_steps > FLEX_JOB_MAX_STEPS)
-		return error_set(-EINVAL, "job %s: %u steps, must be 1 .. %u", nm, n_steps,
+		return flex_error_set(-EINVAL, "job %s: %u steps, must be 1 .. %u", nm, n_steps,
 				 FLEX_JOB_MAX_STEPS);
 	for (i = 0; i < n_steps; i++) {
 		const struct flex_step *st = &steps[i];
@@ -101,13 +96,13 @@ FLEX_EXPORT int flex_job_new(const char *name, const struct flex_step *steps,
 			break;
 		case FLEX_STEP_HOST_OP:
 			if (!st->fn)
-				return error_set(-EINVAL,
+				return flex_error_set(-EINVAL,
 						 "job %s: step %u (host_op): a DMA-only job's host "
 						 "operation needs a function (the correction builder "
 						 "belongs to kernel jobs)", nm, i);
 			break;
 		default:
-			return error_set(-EINVAL,
+			return flex_error_set(-EINVAL,
 					 "job %s: step %u: %s is not allowed in a DMA-only job "
 					 "(dma_to_device, dma_from_device and host_op are)", nm, i,
 					 flex_step_kind_name(st->kind) ?: "unknown kind");
@@ -115,7 +110,7 @@ FLEX_EXPORT int flex_job_new(const char *name, const struct flex_step *steps,
 	}
 	job = job_alloc(name, steps, n_steps);
 	if (!job)
-		return error_set(-ENOMEM, "job %s: out of memory", nm);
+		return flex_error_set(-ENOMEM, "job %s: out of memory", nm);
 	*out = job;
 	return 0;
 }
@@ -130,17 +125,17 @@ static int check_kernel_plan(const char *nm, const struct flex_step *steps, uint
 	uint32_t n_want = n_corr ? 3 : 1, i;
 
 	if (n_steps != n_want)
-		return error_set(-EINVAL, "job %s: a kernel plan %s correction metadata must be "
+		return flex_error_set(-EINVAL, "job %s: a kernel plan %s correction metadata must be "
 				 "%s, not %u steps", nm, n_corr ? "with" : "without",
 				 n_corr ? "[host_op, dma_correction, compute]" : "[compute]",
 				 n_steps);
 	for (i = 0; i < n_steps; i++) {
 		if (steps[i].kind != want[i])
-			return error_set(-EINVAL, "job %s: step %u is %s, expected %s", nm, i,
+			return flex_error_set(-EINVAL, "job %s: step %u is %s, expected %s", nm, i,
 					 flex_step_kind_name(steps[i].kind) ?: "unknown",
 					 step_names[want[i]]);
 		if (steps[i].kind == FLEX_STEP_HOST_OP && steps[i].fn)
-			return error_set(-EINVAL, "job %s: step %u: a kernel job's host_op is "
+			return flex_error_set(-EINVAL, "job %s: step %u: a kernel job's host_op is "
 					 "the correction builder (fn must be NULL)", nm, i);
 	}
 	return 0;
@@ -162,17 +157,17 @@ static int check_corr(const char *nm, const struct flex_kernel_sig *sig,
 		case FLEX_CORR_STRIDE:
 		case FLEX_CORR_TILE_DIM:
 			if (c->arg >= sig->n_args)
-				return error_set(-EINVAL, "job %s: correction slot %u (%s): arg %u, "
+				return flex_error_set(-EINVAL, "job %s: correction slot %u (%s): arg %u, "
 						 "the kernel has %u", nm, i, corr_names[c->kind],
 						 c->arg, sig->n_args);
 			if (c->kind != FLEX_CORR_ADDRESS && c->dim >= sig->args[c->arg].ndim)
-				return error_set(-EINVAL, "job %s: correction slot %u (%s): dim %u, "
+				return flex_error_set(-EINVAL, "job %s: correction slot %u (%s): dim %u, "
 						 "arg %u (%s) has %u", nm, i, corr_names[c->kind],
 						 c->dim, c->arg, sig->args[c->arg].name,
 						 sig->args[c->arg].ndim);
 			break;
 		default:
-			return error_set(-EINVAL, "job %s: correction slot %u: unknown kind %d",
+			return flex_error_set(-EINVAL, "job %s: correction slot %u: unknown kind %d",
 					 nm, i, (int)c->kind);
 		}
 	}
@@ -187,20 +182,18 @@ FLEX_EXPORT int flex_job_new_kernel(const char *name, flex_alloc_index_t binary,
 {
 	const char *nm = name ? name : "job";
 	struct flex_job *job;
-	char msg[256];
 	int err;
 
 	if (!out || !sig || !steps || (n_corr && !corr))
-		return error_set(-EINVAL, "flex_job_new_kernel: NULL argument");
+		return flex_error_set(-EINVAL, "flex_job_new_kernel: NULL argument");
 	if (binary == FLEX_ALLOC_INDEX_NONE)
-		return error_set(-EINVAL, "job %s: no binary allocation", nm);
+		return flex_error_set(-EINVAL, "job %s: no binary allocation", nm);
 	if (n_corr > FLEX_JOB_MAX_CORR_SLOTS)
-		return error_set(-EINVAL, "job %s: %u correction slots, at most %u", nm, n_corr,
+		return flex_error_set(-EINVAL, "job %s: %u correction slots, at most %u", nm, n_corr,
 				 FLEX_JOB_MAX_CORR_SLOTS);
-	msg[0] = '\0';
-	err = flex_sig_validate(sig, msg, sizeof(msg));
+	err = flex_sig_validate(sig);
 	if (err)
-		return error_set(err, "job %s: bad signature: %s", nm, msg);
+		return flex_error_set(err, "job %s: bad signature: %s", nm, flex_last_error());
 	err = check_kernel_plan(nm, steps, n_steps, n_corr) ?:
 	      check_corr(nm, sig, corr, n_corr);
 	if (err)
@@ -208,12 +201,12 @@ FLEX_EXPORT int flex_job_new_kernel(const char *name, flex_alloc_index_t binary,
 
 	job = job_alloc(name, steps, n_steps);
 	if (!job)
-		return error_set(-ENOMEM, "job %s: out of memory", nm);
+		return flex_error_set(-ENOMEM, "job %s: out of memory", nm);
 	if (n_corr) {
 		job->corr = malloc(n_corr * sizeof(*corr));
 		if (!job->corr) {
 			free(job);
-			return error_set(-ENOMEM, "job %s: out of memory", nm);
+			return flex_error_set(-ENOMEM, "job %s: out of memory", nm);
 		}
 		memcpy(job->corr, corr, n_corr * sizeof(*corr));
 	}
@@ -225,7 +218,7 @@ FLEX_EXPORT int flex_job_new_kernel(const char *name, flex_alloc_index_t binary,
 	return 0;
 }
 
-FLEX_EXPORT void flex_job_free(struct flex_job *job)
+FLEX_EXPORT void flex_job_destroy(struct flex_job *job)
 {
 	if (!job)
 		return;

@@ -48,25 +48,25 @@ static int resolve_args(struct flex_stream *s, const struct flex_job *job,
 	uint32_t i, k;
 	int err;
 
-	err = flex_alloc_resolve(a, job->binary, &r->prog, NULL);
+	err = flex_alloc_block_resolve(a, job->binary, &r->prog, NULL);
 	if (err)
-		return error_set(err, "job %s: binary allocation %llu: %s", job->name,
-				 (unsigned long long)job->binary, flex_alloc_last_error());
+		return flex_error_set(err, "job %s: binary allocation %llu: %s", job->name,
+				 (unsigned long long)job->binary, flex_last_error());
 	r->n_regions = 0;
 	for (i = 0; i < n_args; i++) {
 		const char *nm = job->sig.args[i].name;
 
-		err = flex_alloc_resolve(a, args[i].index, &r->va[i], &size);
+		err = flex_alloc_block_resolve(a, args[i].index, &r->va[i], &size);
 		if (err)
-			return error_set(err, "job %s: arg %u (%s): allocation %llu: %s", job->name,
+			return flex_error_set(err, "job %s: arg %u (%s): allocation %llu: %s", job->name,
 					 i, nm, (unsigned long long)args[i].index,
-					 flex_alloc_last_error());
+					 flex_last_error());
 		err = flex_tensor_span_bytes(&args[i], &span);
 		if (err)
-			return error_set(-EINVAL, "job %s: arg %u (%s): size overflows", job->name,
+			return flex_error_set(-EINVAL, "job %s: arg %u (%s): size overflows", job->name,
 					 i, nm);
 		if (args[i].byte_offset > size || span > size - args[i].byte_offset)
-			return error_set(-ERANGE, "job %s: arg %u (%s): the tensor spans %llu "
+			return flex_error_set(-ERANGE, "job %s: arg %u (%s): the tensor spans %llu "
 					 "bytes from byte offset %llu, its allocation holds %llu",
 					 job->name, i, nm, (unsigned long long)span,
 					 (unsigned long long)args[i].byte_offset,
@@ -77,7 +77,7 @@ static int resolve_args(struct flex_stream *s, const struct flex_job *job,
 			;
 		if (k == r->n_regions) {
 			if (k == N_ARG_SEGMENTS)
-				return error_set(-E2BIG, "job %s: arg %u (%s) is in an 8th region; "
+				return flex_error_set(-E2BIG, "job %s: arg %u (%s) is in an 8th region; "
 						 "a launch's tensors may span at most %u regions "
 						 "(segments 0..6)", job->name, i, nm, N_ARG_SEGMENTS);
 			r->region[r->n_regions++] = r->va[i].region_id;
@@ -129,7 +129,7 @@ static int launch_next(struct gen *g, struct flex_cb *cbs, uint32_t max, uint32_
 
 			flex_tiling_iter(&lg->t, &lg->job->sig, lg->args, lg->n_args, lg->iter,
 					 idx, off, &first_red);
-			corr_build(lg->job, lg->args, lg->r.va, lg->r.seg, off, first_red, c);
+			flex_corr_build(lg->job, lg->args, lg->r.va, lg->r.seg, off, first_red, c);
 			memset(cb, 0, sizeof(*cb));
 			cb->opcode = FLEX_CB_DMA_TO_DEVICE;
 			cb->user_data = ud_make(lg->launch, 1, FLEX_STEP_DMA_CORRECTION, lg->iter);
@@ -174,7 +174,7 @@ static void launch_free(struct gen *g)
 {
 	struct launch_gen *lg = (struct launch_gen *)g;
 
-	flex_job_free(lg->own_job);
+	flex_job_destroy(lg->own_job);
 	free(lg);
 }
 
@@ -183,26 +183,23 @@ static int launch_kernel(struct flex_stream *s, const struct flex_job *job,
 {
 	int allow = !(flags & FLEX_LAUNCH_NO_TILING), err;
 	struct launch_gen lg;	/* the caller's; the worker gets a copy if needed */
-	char msg[256];
 	uint32_t k;
 
 	if (n_args != job->sig.n_args)
-		return error_set(-EINVAL, "job %s: %u tensor arguments, the kernel takes %u",
+		return flex_error_set(-EINVAL, "job %s: %u tensor arguments, the kernel takes %u",
 				 job->name, n_args, job->sig.n_args);
 	if (n_args && !args)
-		return error_set(-EINVAL, "job %s: NULL arguments", job->name);
-	msg[0] = '\0';
-	err = flex_tiling_plan(&job->sig, args, n_args, allow && s->allow_tiled, &lg.t, msg,
-			       sizeof(msg));
+		return flex_error_set(-EINVAL, "job %s: NULL arguments", job->name);
+	err = flex_tiling_plan(&job->sig, args, n_args, allow && s->allow_tiled, &lg.t);
 	if (err)
-		return error_set(err, "job %s: %s%s", job->name, msg,
+		return flex_error_set(err, "job %s: %s%s", job->name, flex_last_error(),
 				 err == -EDOM ? " (tiled launch disallowed)" : "");
 	if (lg.t.n_iters > 1 && !job->n_corr)
-		return error_set(-EINVAL, "job %s: the shapes need %llu tiles but the job has no "
+		return flex_error_set(-EINVAL, "job %s: the shapes need %llu tiles but the job has no "
 				 "correction metadata to move between them", job->name,
 				 (unsigned long long)lg.t.n_iters);
 	if (lg.t.n_iters > (1ULL << 29))	/* the tile field of a CB's user_data */
-		return error_set(-E2BIG, "job %s: %llu tiles are too many for one launch "
+		return flex_error_set(-E2BIG, "job %s: %llu tiles are too many for one launch "
 				 "(at most 2^29)", job->name, (unsigned long long)lg.t.n_iters);
 	err = resolve_args(s, job, args, n_args, &lg.r);
 	if (err)
@@ -228,7 +225,7 @@ static int launch_kernel(struct flex_stream *s, const struct flex_job *job,
 
 	/* Before the lock: the allocator may call back (memory pressure). */
 	if (lg.n_slots) {
-		err = corr_slot_ensure(s, lg.n_slots * sizeof(uint64_t));
+		err = flex_corr_slot_ensure(s, lg.n_slots * sizeof(uint64_t));
 		if (err)
 			return err;
 	}
@@ -239,19 +236,19 @@ static int launch_kernel(struct flex_stream *s, const struct flex_job *job,
 		lg.tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].offset = s->slot_va.offset;
 		lg.tmpl.compute.segment_mask |= 1U << FLEX_SEGMENT_CORRECTION;
 	}
-	lg.launch = stream_poisoned(s) ? 0 : stream_new_launch(s, job->name);
-	err = stream_enqueue_gen(s, &lg.g);
+	lg.launch = flex_stream_poisoned(s) ? 0 : flex_stream_new_launch(s, job->name);
+	err = flex_stream_enqueue_gen(s, &lg.g);
 	if (!err) {
 		s->stats.jobs++;
 		s->stats.tiles += lg.t.n_iters;
 		s->stats.host_ops += job->n_corr ? lg.t.n_iters : 0;
-		stream_reap(s);
+		flex_stream_reap(s);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return err;
 }
 
-int launch_dma_steps(struct flex_stream *s, const char *name, const struct flex_step *steps,
+int flex_launch_dma_steps(struct flex_stream *s, const char *name, const struct flex_step *steps,
 		     uint32_t n_steps)
 {
 	struct flex_alloc *a = s->ctx->alloc;
@@ -266,13 +263,13 @@ int launch_dma_steps(struct flex_stream *s, const char *name, const struct flex_
 
 		if (st->kind == FLEX_STEP_HOST_OP || !st->size)
 			continue;	/* a 0-byte DMA is a no-op */
-		err = flex_alloc_resolve(a, st->index, &va[i], &size);
+		err = flex_alloc_block_resolve(a, st->index, &va[i], &size);
 		if (err)
-			return error_set(err, "job %s: step %u (%s): allocation %llu: %s",
+			return flex_error_set(err, "job %s: step %u (%s): allocation %llu: %s",
 					 name, i, flex_step_kind_name(st->kind),
-					 (unsigned long long)st->index, flex_alloc_last_error());
+					 (unsigned long long)st->index, flex_last_error());
 		if (st->offset > size || st->size > size - st->offset)
-			return error_set(-ERANGE, "job %s: step %u (%s): bytes %llu .. %llu leave "
+			return flex_error_set(-ERANGE, "job %s: step %u (%s): bytes %llu .. %llu leave "
 					 "the allocation of %llu bytes", name, i,
 					 flex_step_kind_name(st->kind),
 					 (unsigned long long)st->offset,
@@ -282,7 +279,7 @@ int launch_dma_steps(struct flex_stream *s, const char *name, const struct flex_
 
 	pthread_mutex_lock(&s->lock);
 	/* As large as a generator's window: a split DMA must not move it. */
-	err = stream_begin_job(s, name, FLEX_SUBMIT_MAX_CBS, &cbs, &launch);
+	err = flex_stream_begin_job(s, name, FLEX_SUBMIT_MAX_CBS, &cbs, &launch);
 	for (i = 0; i < n_steps && !err; i++) {
 		const struct flex_step *st = &steps[i];
 		struct flex_cb *cb = cbs + n;
@@ -305,29 +302,29 @@ int launch_dma_steps(struct flex_stream *s, const char *name, const struct flex_
 			}
 			/* Beyond one CB: after what came before, split (copy.c). */
 			if (n)
-				err = stream_enqueue_cbs(s, cbs, n);
+				err = flex_stream_enqueue_cbs(s, cbs, n);
 			n = 0;
 			if (!err)
-				err = copy_enqueue_dma(s, cb);
+				err = flex_copy_enqueue_dma(s, cb);
 			continue;
 		}
 		/* A host operation: what came before goes first, in order. */
 		if (n)
-			err = stream_enqueue_cbs(s, cbs, n);
+			err = flex_stream_enqueue_cbs(s, cbs, n);
 		n = 0;
 		it = err ? NULL : calloc(1, sizeof(*it));
 		if (!err && !it)
-			err = error_set(-ENOMEM, "job %s: out of memory", name);
+			err = flex_error_set(-ENOMEM, "job %s: out of memory", name);
 		if (err)
 			break;
 		it->kind = ITEM_HOST_FN;
 		it->fn = st->fn;
 		it->user = st->user;
 		it->user_data = ud_make(launch, i, FLEX_STEP_HOST_OP, 0);
-		err = stream_enqueue_item(s, it);
+		err = flex_stream_enqueue_item(s, it);
 	}
 	if (!err && n)
-		err = stream_enqueue_cbs(s, cbs, n);
+		err = flex_stream_enqueue_cbs(s, cbs, n);
 	if (!err)
 		s->stats.jobs++;
 	pthread_mutex_unlock(&s->lock);
@@ -339,15 +336,15 @@ FLEX_EXPORT int flex_stream_launch(struct flex_stream *s, const struct flex_job 
 				   uint32_t flags)
 {
 	if (!s || !job)
-		return error_set(-EINVAL, "flex_stream_launch: NULL stream or job");
+		return flex_error_set(-EINVAL, "flex_stream_launch: NULL stream or job");
 	if (flags & ~FLEX_LAUNCH_NO_TILING)
-		return error_set(-EINVAL, "job %s: unknown launch flags %#x", job->name, flags);
+		return flex_error_set(-EINVAL, "job %s: unknown launch flags %#x", job->name, flags);
 	if (job->is_kernel)
 		return launch_kernel(s, job, args, n_args, flags);
 	if (n_args)
-		return error_set(-EINVAL, "job %s: a DMA-only job takes no tensor arguments "
+		return flex_error_set(-EINVAL, "job %s: a DMA-only job takes no tensor arguments "
 				 "(%u given)", job->name, n_args);
-	return launch_dma_steps(s, job->name, job->steps, job->n_steps);
+	return flex_launch_dma_steps(s, job->name, job->steps, job->n_steps);
 }
 
 FLEX_EXPORT int flex_stream_host_func(struct flex_stream *s, flex_host_fn fn, void *user)
@@ -356,16 +353,16 @@ FLEX_EXPORT int flex_stream_host_func(struct flex_stream *s, flex_host_fn fn, vo
 	int err;
 
 	if (!s || !fn)
-		return error_set(-EINVAL, "flex_stream_host_func: NULL stream or function");
+		return flex_error_set(-EINVAL, "flex_stream_host_func: NULL stream or function");
 	it = calloc(1, sizeof(*it));
 	if (!it)
-		return error_set(-ENOMEM, "flex_stream_host_func: out of memory");
+		return flex_error_set(-ENOMEM, "flex_stream_host_func: out of memory");
 	it->kind = ITEM_HOST_FN;
 	it->fn = fn;
 	it->user = user;
 	pthread_mutex_lock(&s->lock);
-	it->user_data = ud_make(stream_new_launch(s, "host_func"), 0, FLEX_STEP_HOST_OP, 0);
-	err = stream_enqueue_item(s, it);
+	it->user_data = ud_make(flex_stream_new_launch(s, "host_func"), 0, FLEX_STEP_HOST_OP, 0);
+	err = flex_stream_enqueue_item(s, it);
 	if (!err)
 		s->stats.jobs++;
 	pthread_mutex_unlock(&s->lock);

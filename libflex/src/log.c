@@ -21,7 +21,7 @@ static void msgbuf_vprintf(struct msgbuf *m, const char *fmt, va_list ap)
 		m->len = m->size - 1;
 }
 
-void msgbuf_printf(struct msgbuf *m, const char *fmt, ...)
+void flex_msgbuf_printf(struct msgbuf *m, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -30,29 +30,31 @@ void msgbuf_printf(struct msgbuf *m, const char *fmt, ...)
 	va_end(ap);
 }
 
-struct msgbuf error_begin(void)
+struct msgbuf flex_error_begin(void)
 {
 	last_error[0] = '\0';
 	return (struct msgbuf){ .buf = last_error, .size = sizeof(last_error) };
 }
 
-int error_set(int err, const char *fmt, ...)
+int flex_error_set(int err, const char *fmt, ...)
 {
-	struct msgbuf m = error_begin();
+	char msg[FLEX_ERRMSG_MAX];
 	va_list ap;
 
+	/* Formatted aside first: the arguments may quote flex_last_error(). */
 	va_start(ap, fmt);
-	msgbuf_vprintf(&m, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	memcpy(last_error, msg, strlen(msg) + 1);
 	return err;
 }
 
-FLEX_EXPORT const char *flex_alloc_last_error(void)
+FLEX_EXPORT const char *flex_last_error(void)
 {
 	return last_error;
 }
 
-void log_emit(flex_alloc_log_fn fn, void *user, int priority, const char *fmt, ...)
+void flex_log_emit(flex_alloc_log_fn fn, void *user, int priority, const char *fmt, ...)
 {
 	char line[FLEX_ERRMSG_MAX];
 	va_list ap;
@@ -66,7 +68,7 @@ void log_emit(flex_alloc_log_fn fn, void *user, int priority, const char *fmt, .
 		fprintf(stderr, "%s\n", line);
 }
 
-const char *human_bytes(char *buf, size_t size, unsigned long long bytes)
+const char *flex_human_bytes(char *buf, size_t size, unsigned long long bytes)
 {
 	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
 	double v = (double)bytes;
@@ -81,16 +83,4 @@ const char *human_bytes(char *buf, size_t size, unsigned long long bytes)
 	else
 		snprintf(buf, size, "%.1f %s", v, units[u]);
 	return buf;
-}
-
-int errbuf_printf(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
 }

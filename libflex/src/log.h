@@ -3,7 +3,7 @@
  * Error messages and log lines.
  *
  * A failing call leaves its message in a per-thread buffer that
- * flex_alloc_last_error() returns, the way dlerror() does: no lock, no
+ * flex_last_error() returns, the way dlerror() does: no lock, no
  * allocator-wide state, and a thread never sees another thread's failure.
  */
 #ifndef FLEX_LOG_H
@@ -27,25 +27,21 @@ struct msgbuf {
 	size_t len;
 };
 
-void msgbuf_printf(struct msgbuf *m, const char *fmt, ...) FLEX_PRINTF(2, 3);
+void flex_msgbuf_printf(struct msgbuf *m, const char *fmt, ...) FLEX_PRINTF(2, 3);
 
 /* The calling thread's error buffer, emptied, to build a message in. */
-struct msgbuf error_begin(void);
-/* Set the calling thread's error message; returns @err for tail calls. */
-int error_set(int err, const char *fmt, ...) FLEX_PRINTF(2, 3);
-
+struct msgbuf flex_error_begin(void);
 /*
- * Format a message into a caller's buffer (@err may be NULL or @errlen 0:
- * nothing is written) and return @ret, for the pure functions that report
- * errors through an err/errlen pair instead of the per-thread buffer.
+ * Set the calling thread's error message; returns @err for tail calls. The
+ * arguments may quote flex_last_error() (an inner call's message).
  */
-int errbuf_printf(char *err, size_t errlen, int ret, const char *fmt, ...) FLEX_PRINTF(4, 5);
+int flex_error_set(int err, const char *fmt, ...) FLEX_PRINTF(2, 3);
 
 /* Format and send a line to @fn (or stderr when NULL). */
-void log_emit(flex_alloc_log_fn fn, void *user, int priority, const char *fmt, ...)
+void flex_log_emit(flex_alloc_log_fn fn, void *user, int priority, const char *fmt, ...)
 	FLEX_PRINTF(4, 5);
 
 /* "12.0 GiB" style, into @buf (at least 16 bytes). */
-const char *human_bytes(char *buf, size_t size, unsigned long long bytes);
+const char *flex_human_bytes(char *buf, size_t size, unsigned long long bytes);
 
 #endif /* FLEX_LOG_H */

@@ -32,8 +32,6 @@ struct flex_manifest {
 struct pctx {
 	const char *path;
 	char job[FLEX_JOB_NAME_MAX + 16];
-	char *err;
-	size_t errlen;
 };
 
 static int perr(struct pctx *c, int ret, const char *field, const char *fmt, ...)
@@ -41,23 +39,14 @@ static int perr(struct pctx *c, int ret, const char *field, const char *fmt, ...
 
 static int perr(struct pctx *c, int ret, const char *field, const char *fmt, ...)
 {
-	size_t n;
+	char msg[FLEX_ERRMSG_MAX];
 	va_list ap;
 
-	if (!c->err || !c->errlen)
-		return ret;
-	if (c->job[0])
-		n = (size_t)snprintf(c->err, c->errlen, "%s: %s: %s%s", c->path, c->job,
-				     field ? field : "", field ? ": " : "");
-	else
-		n = (size_t)snprintf(c->err, c->errlen, "%s: %s%s", c->path, field ? field : "",
-				     field ? ": " : "");
-	if (n < c->errlen) {
-		va_start(ap, fmt);
-		vsnprintf(c->err + n, c->errlen - n, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return flex_error_set(ret, "%s: %s%s%s%s%s", c->path, c->job, c->job[0] ? ": " : "",
+			      field ? field : "", field ? ": " : "", msg);
 }
 
 static const char *type_name(struct json_object *o)
@@ -432,7 +421,7 @@ static int parse_job(struct pctx *c, struct json_object *o, uint32_t idx, const 
 	int axis_from[FLEX_KERNEL_MAX_AXES];
 	struct flex_program_info info;
 	struct json_object *v;
-	char f[64], why[512];
+	char f[64];
 	const char *bin;
 	size_t n;
 	int ret;
@@ -489,9 +478,9 @@ static int parse_job(struct pctx *c, struct json_object *o, uint32_t idx, const 
 		}
 	}
 
-	ret = flex_sig_validate(sig, why, sizeof(why));
+	ret = flex_sig_validate(sig);
 	if (ret)
-		return perr(c, ret, "args", "%s", why);
+		return perr(c, ret, "args", "%s", flex_last_error());
 
 	if (has_member(o, "correction")) {
 		v = member(o, "correction");
@@ -532,11 +521,10 @@ static int parse_job(struct pctx *c, struct json_object *o, uint32_t idx, const 
 		j->binary_path = NULL;
 		return perr(c, -ENOMEM, "binary", "out of memory");
 	}
-	ret = flex_program_read_file(j->binary_path, &j->binary, &j->binary_size, why,
-				     sizeof(why));
+	ret = flex_program_read_file(j->binary_path, &j->binary, &j->binary_size);
 	if (ret)
-		return perr(c, ret, "binary", "%s", why);
-	ret = flex_program_validate(j->binary, j->binary_size, &info, NULL, 0);
+		return perr(c, ret, "binary", "%s", flex_last_error());
+	ret = flex_program_validate(j->binary, j->binary_size, &info);
 	if (ret)
 		return perr(c, ret, "binary", "%s: not a valid program", j->binary_path);
 	if (info.n_slots > j->n_corr)
@@ -598,10 +586,9 @@ static int read_all(struct pctx *c, char **out, size_t *len)
 
 static const char *const top_keys[] = { "format", "version", "jobs", NULL };
 
-FLEX_EXPORT int flex_manifest_parse(const char *path, struct flex_manifest **out, char *err,
-				    size_t errlen)
+FLEX_EXPORT int flex_manifest_new_from_file(const char *path, struct flex_manifest **out)
 {
-	struct pctx c = { .path = path, .err = err, .errlen = errlen };
+	struct pctx c = { .path = path };
 	struct json_tokener *tok = NULL;
 	struct json_object *root = NULL, *v;
 	struct flex_manifest *m = NULL;
@@ -611,10 +598,8 @@ FLEX_EXPORT int flex_manifest_parse(const char *path, struct flex_manifest **out
 	size_t n, len = 0;
 	int ret;
 
-	if (err && errlen)
-		err[0] = 0;
 	if (!path || !out)
-		return -EINVAL;
+		return flex_error_set(-EINVAL, "flex_manifest_new_from_file: NULL argument");
 	ret = read_all(&c, &text, &len);
 	if (ret)
 		return ret;
@@ -692,7 +677,7 @@ parsed:
 	m = NULL;
 	ret = 0;
 out:
-	flex_manifest_free(m);
+	flex_manifest_destroy(m);
 	free(dcopy);
 	json_object_put(root);
 	if (tok)
@@ -701,7 +686,7 @@ out:
 	return ret;
 }
 
-FLEX_EXPORT void flex_manifest_free(struct flex_manifest *m)
+FLEX_EXPORT void flex_manifest_destroy(struct flex_manifest *m)
 {
 	if (!m)
 		return;
@@ -754,14 +739,14 @@ struct flex_loaded_plan {
 	flex_alloc_index_t *binaries;
 };
 
-FLEX_EXPORT void flex_loaded_plan_free(struct flex_loaded_plan *lp)
+FLEX_EXPORT void flex_loaded_plan_destroy(struct flex_loaded_plan *lp)
 {
 	if (!lp)
 		return;
-	flex_plan_free(lp->plan);
+	flex_plan_destroy(lp->plan);
 	for (uint32_t i = 0; i < lp->n; i++)
 		if (lp->binaries[i] != FLEX_ALLOC_INDEX_NONE)
-			flex_alloc_free(flex_context_allocator(lp->ctx), lp->binaries[i]);
+			flex_alloc_block_free(flex_context_allocator(lp->ctx), lp->binaries[i]);
 	free(lp->binaries);
 	free(lp);
 }
@@ -777,19 +762,16 @@ FLEX_EXPORT flex_alloc_index_t flex_loaded_plan_binary(const struct flex_loaded_
 	return i < lp->n ? lp->binaries[i] : FLEX_ALLOC_INDEX_NONE;
 }
 
-FLEX_EXPORT int flex_manifest_load(struct flex_context *ctx, const struct flex_manifest *m,
-				   struct flex_stream *s, struct flex_loaded_plan **out,
-				   char *err, size_t errlen)
+FLEX_EXPORT int flex_loaded_plan_new(struct flex_context *ctx, const struct flex_manifest *m,
+				   struct flex_stream *s, struct flex_loaded_plan **out)
 {
-	struct pctx c = { .path = m->path, .err = err, .errlen = errlen };
+	struct pctx c = { .path = m->path };
 	struct flex_alloc *a = flex_context_allocator(ctx);
 	struct flex_stream_error se;
 	struct flex_loaded_plan *lp;
 	uint32_t launched = 0;
 	int ret;
 
-	if (err && errlen)
-		err[0] = 0;
 	if (!s)
 		s = flex_context_default_stream(ctx);
 	lp = calloc(1, sizeof(*lp));
@@ -815,10 +797,10 @@ FLEX_EXPORT int flex_manifest_load(struct flex_context *ctx, const struct flex_m
 		char name[FLEX_JOB_NAME_MAX + 8];
 
 		snprintf(c.job, sizeof(c.job), "job \"%s\"", j->name);
-		ret = flex_alloc_alloc(a, j->binary_size, FLEX_ALLOC_PROGRAM, &lp->binaries[i]);
+		ret = flex_alloc_block_alloc(a, j->binary_size, FLEX_ALLOC_PROGRAM, &lp->binaries[i]);
 		if (ret) {
 			perr(&c, ret, "binary", "allocating %zu bytes of program memory: %s",
-			     j->binary_size, flex_alloc_last_error());
+			     j->binary_size, flex_last_error());
 			goto fail;
 		}
 		step = flex_step_dma_to_device(lp->binaries[i], 0, j->binary, j->binary_size);
@@ -826,10 +808,10 @@ FLEX_EXPORT int flex_manifest_load(struct flex_context *ctx, const struct flex_m
 		ret = flex_job_new(name, &step, 1, &dma);
 		if (!ret) {
 			ret = flex_stream_launch(s, dma, NULL, 0, 0);
-			flex_job_free(dma);
+			flex_job_destroy(dma);
 		}
 		if (ret) {
-			perr(&c, ret, "binary", "DMA to the device: %s", flex_job_last_error());
+			perr(&c, ret, "binary", "DMA to the device: %s", flex_last_error());
 			goto fail;
 		}
 		launched++;
@@ -856,7 +838,7 @@ FLEX_EXPORT int flex_manifest_load(struct flex_context *ctx, const struct flex_m
 		if (!ret)
 			ret = flex_plan_add_job(lp->plan, job);
 		if (ret) {
-			perr(&c, ret, NULL, "%s", flex_job_last_error());
+			perr(&c, ret, NULL, "%s", flex_last_error());
 			goto fail;
 		}
 	}
@@ -867,6 +849,6 @@ fail:
 	/* Nothing may still be DMAing into a block we free. */
 	if (launched)
 		flex_stream_synchronize(s, NULL);
-	flex_loaded_plan_free(lp);
+	flex_loaded_plan_destroy(lp);
 	return ret;
 }

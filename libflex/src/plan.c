@@ -22,7 +22,7 @@ FLEX_EXPORT int flex_plan_new(struct flex_plan **out)
 	struct flex_plan *p = calloc(1, sizeof(*p));
 
 	if (!p)
-		return error_set(-ENOMEM, "flex_plan_new: out of memory");
+		return flex_error_set(-ENOMEM, "flex_plan_new: out of memory");
 	*out = p;
 	return 0;
 }
@@ -30,13 +30,13 @@ FLEX_EXPORT int flex_plan_new(struct flex_plan **out)
 FLEX_EXPORT int flex_plan_add_job(struct flex_plan *plan, struct flex_job *job)
 {
 	if (!plan || !job) {
-		flex_job_free(job);
-		return error_set(-EINVAL, "flex_plan_add_job: NULL argument");
+		flex_job_destroy(job);
+		return flex_error_set(-EINVAL, "flex_plan_add_job: NULL argument");
 	}
 	if (flex_plan_find(plan, job->name)) {
-		int err = error_set(-EEXIST, "plan: a job named %s is already in it", job->name);
+		int err = flex_error_set(-EEXIST, "plan: a job named %s is already in it", job->name);
 
-		flex_job_free(job);
+		flex_job_destroy(job);
 		return err;
 	}
 	if (plan->n == plan->cap) {
@@ -44,8 +44,8 @@ FLEX_EXPORT int flex_plan_add_job(struct flex_plan *plan, struct flex_job *job)
 		struct flex_job **j = realloc(plan->jobs, cap * sizeof(*j));
 
 		if (!j) {
-			flex_job_free(job);
-			return error_set(-ENOMEM, "plan: out of memory for %u jobs", cap);
+			flex_job_destroy(job);
+			return flex_error_set(-ENOMEM, "plan: out of memory for %u jobs", cap);
 		}
 		plan->jobs = j;
 		plan->cap = cap;
@@ -74,14 +74,14 @@ FLEX_EXPORT struct flex_job *flex_plan_find(const struct flex_plan *plan, const 
 	return NULL;
 }
 
-FLEX_EXPORT void flex_plan_free(struct flex_plan *plan)
+FLEX_EXPORT void flex_plan_destroy(struct flex_plan *plan)
 {
 	uint32_t i;
 
 	if (!plan)
 		return;
 	for (i = 0; i < plan->n; i++)
-		flex_job_free(plan->jobs[i]);
+		flex_job_destroy(plan->jobs[i]);
 	free(plan->jobs);
 	free(plan);
 }

@@ -59,33 +59,33 @@ FLEX_EXPORT const char *flex_op_name(unsigned int op)
  * highest slot referenced plus one.
  */
 static int check_insn(const struct flex_insn *in, uint32_t i, int last, uint32_t n_slots,
-		      uint32_t *used, char *err, size_t errlen)
+		      uint32_t *used)
 {
 	const struct op_desc *od;
 
 	if (in->op >= N_OPS)
-		return errbuf_printf(err, errlen, -ENOEXEC, "insn %u: unknown opcode %u", i, in->op);
+		return flex_error_set(-ENOEXEC, "insn %u: unknown opcode %u", i, in->op);
 	od = &ops[in->op];
 	if ((in->op == FLEX_OP_END) != !!last)
-		return errbuf_printf(err, errlen, -ENOEXEC,
+		return flex_error_set(-ENOEXEC,
 				     last ? "insn %u (%s): the last instruction must be END" :
 				   "insn %u (%s): END before the last instruction",
 				     i, od->name);
 	if (in->dtype >= 32 || !(od->dtypes & (1U << in->dtype)))
-		return errbuf_printf(err, errlen, -ENOEXEC, "insn %u (%s): dtype %u not allowed", i,
+		return flex_error_set(-ENOEXEC, "insn %u (%s): dtype %u not allowed", i,
 				     od->name, in->dtype);
 	if (in->flags & ~od->flags)
-		return errbuf_printf(err, errlen, -ENOEXEC, "insn %u (%s): flags 0x%x not allowed", i,
+		return flex_error_set(-ENOEXEC, "insn %u (%s): flags 0x%x not allowed", i,
 				     od->name, in->flags);
 	if (in->reserved)
-		return errbuf_printf(err, errlen, -ENOEXEC, "insn %u (%s): reserved is 0x%x, must be 0", i,
+		return flex_error_set(-ENOEXEC, "insn %u (%s): reserved is 0x%x, must be 0", i,
 				     od->name, in->reserved);
 	for (unsigned int a = 0; a < FLEX_INSN_ARGS; a++) {
 		uint64_t v = in->arg[a];
 
 		if (a >= od->n_args) {
 			if (v)
-				return errbuf_printf(err, errlen, -ENOEXEC,
+				return flex_error_set(-ENOEXEC,
 						     "insn %u (%s): arg[%u] is 0x%llx but unused operands must be 0",
 						     i, od->name, a, (unsigned long long)v);
 			continue;
@@ -93,11 +93,11 @@ static int check_insn(const struct flex_insn *in, uint32_t i, int last, uint32_t
 		if (!(v & FLEX_ARG_SLOT_BIT))
 			continue;
 		if (v & ~(FLEX_ARG_SLOT_BIT | 0xffffffffULL))
-			return errbuf_printf(err, errlen, -ENOEXEC,
+			return flex_error_set(-ENOEXEC,
 					     "insn %u (%s): arg[%u] 0x%llx: a slot reference with bits 32..62 set",
 					     i, od->name, a, (unsigned long long)v);
 		if ((uint32_t)v >= n_slots)
-			return errbuf_printf(err, errlen, -ENOEXEC,
+			return flex_error_set(-ENOEXEC,
 					     "insn %u (%s): arg[%u] reads slot %u, the program declares %u",
 					     i, od->name, a, (uint32_t)v, n_slots);
 		if ((uint32_t)v + 1 > *used)
@@ -127,8 +127,7 @@ static void insn_to_le(void *dst, const struct flex_insn *src)
 }
 
 FLEX_EXPORT int flex_program_validate(const void *buf, size_t len,
-				      struct flex_program_info *info, char *err,
-				      size_t errlen)
+				      struct flex_program_info *info)
 {
 	struct flex_prog_header h;
 	uint32_t used = 0;
@@ -136,9 +135,9 @@ FLEX_EXPORT int flex_program_validate(const void *buf, size_t len,
 	int ret;
 
 	if (!buf)
-		return errbuf_printf(err, errlen, -EINVAL, "no program");
+		return flex_error_set(-EINVAL, "no program");
 	if (len < FLEX_PROG_HEADER_SIZE)
-		return errbuf_printf(err, errlen, -ENOEXEC, "%zu bytes, shorter than the %u-byte header",
+		return flex_error_set(-ENOEXEC, "%zu bytes, shorter than the %u-byte header",
 				     len, FLEX_PROG_HEADER_SIZE);
 	memcpy(&h, buf, sizeof(h));
 	h.magic = le32toh(h.magic);
@@ -147,26 +146,26 @@ FLEX_EXPORT int flex_program_validate(const void *buf, size_t len,
 	h.n_insns = le32toh(h.n_insns);
 	h.n_slots = le32toh(h.n_slots);
 	if (h.magic != FLEX_PROG_MAGIC)
-		return errbuf_printf(err, errlen, -ENOEXEC, "header: magic 0x%08x, expected 0x%08x (FLXP)",
+		return flex_error_set(-ENOEXEC, "header: magic 0x%08x, expected 0x%08x (FLXP)",
 				     h.magic, FLEX_PROG_MAGIC);
 	if (h.version != FLEX_PROG_VERSION)
-		return errbuf_printf(err, errlen, -ENOEXEC, "header: version %u, expected %u", h.version,
+		return flex_error_set(-ENOEXEC, "header: version %u, expected %u", h.version,
 				     FLEX_PROG_VERSION);
 	if (h.flags || h.reserved[0] || h.reserved[1])
-		return errbuf_printf(err, errlen, -ENOEXEC, "header: flags and reserved must be 0");
+		return flex_error_set(-ENOEXEC, "header: flags and reserved must be 0");
 	if (h.n_insns < 1 || h.n_insns > FLEX_PROG_MAX_INSNS)
-		return errbuf_printf(err, errlen, -ENOEXEC, "header: n_insns %u not in 1..%u", h.n_insns,
+		return flex_error_set(-ENOEXEC, "header: n_insns %u not in 1..%u", h.n_insns,
 				     FLEX_PROG_MAX_INSNS);
 	if (h.n_slots > FLEX_PROG_MAX_SLOTS)
-		return errbuf_printf(err, errlen, -ENOEXEC, "header: n_slots %u above %u", h.n_slots,
+		return flex_error_set(-ENOEXEC, "header: n_slots %u above %u", h.n_slots,
 				     FLEX_PROG_MAX_SLOTS);
 	size = FLEX_PROG_HEADER_SIZE + (uint64_t)FLEX_PROG_INSN_SIZE * h.n_insns;
 	if (len < size)
-		return errbuf_printf(err, errlen, -ENOEXEC,
+		return flex_error_set(-ENOEXEC,
 				     "%zu bytes, but %u instructions need %llu (truncated)", len,
 				     h.n_insns, (unsigned long long)size);
 	if (len > size)
-		return errbuf_printf(err, errlen, -ENOEXEC,
+		return flex_error_set(-ENOEXEC,
 				     "%zu bytes, but %u instructions need only %llu (trailing bytes)", len,
 				     h.n_insns, (unsigned long long)size);
 	for (uint32_t i = 0; i < h.n_insns; i++) {
@@ -174,7 +173,7 @@ FLEX_EXPORT int flex_program_validate(const void *buf, size_t len,
 
 		insn_from_le(&in, (const char *)buf + FLEX_PROG_HEADER_SIZE +
 					  (size_t)i * FLEX_PROG_INSN_SIZE);
-		ret = check_insn(&in, i, i + 1 == h.n_insns, h.n_slots, &used, err, errlen);
+		ret = check_insn(&in, i, i + 1 == h.n_insns, h.n_slots, &used);
 		if (ret)
 			return ret;
 	}
@@ -187,10 +186,8 @@ FLEX_EXPORT int flex_program_validate(const void *buf, size_t len,
 	return 0;
 }
 
-FLEX_EXPORT int flex_program_read_file(const char *path, void **buf, size_t *len, char *err,
-				       size_t errlen)
+FLEX_EXPORT int flex_program_read_file(const char *path, void **buf, size_t *len)
 {
-	char why[256];
 	struct stat st;
 	size_t got = 0;
 	char *data;
@@ -199,26 +196,26 @@ FLEX_EXPORT int flex_program_read_file(const char *path, void **buf, size_t *len
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
-		return errbuf_printf(err, errlen, ret, "%s: %s", path, strerror(-ret));
+		return flex_error_set(ret, "%s: %s", path, strerror(-ret));
 	}
 	if (fstat(fd, &st)) {
 		ret = -errno;
 		close(fd);
-		return errbuf_printf(err, errlen, ret, "%s: %s", path, strerror(-ret));
+		return flex_error_set(ret, "%s: %s", path, strerror(-ret));
 	}
 	if (S_ISDIR(st.st_mode)) {
 		close(fd);
-		return errbuf_printf(err, errlen, -EISDIR, "%s: is a directory", path);
+		return flex_error_set(-EISDIR, "%s: is a directory", path);
 	}
 	if (st.st_size > (off_t)FLEX_PROG_MAX_BYTES) {
 		close(fd);
-		return errbuf_printf(err, errlen, -EFBIG, "%s: %lld bytes, larger than any program (%u)",
+		return flex_error_set(-EFBIG, "%s: %lld bytes, larger than any program (%u)",
 				     path, (long long)st.st_size, FLEX_PROG_MAX_BYTES);
 	}
 	data = malloc(st.st_size ? (size_t)st.st_size : 1);
 	if (!data) {
 		close(fd);
-		return errbuf_printf(err, errlen, -ENOMEM, "%s: out of memory", path);
+		return flex_error_set(-ENOMEM, "%s: out of memory", path);
 	}
 	while (got < (size_t)st.st_size) {
 		ssize_t n = read(fd, data + got, (size_t)st.st_size - got);
@@ -229,16 +226,17 @@ FLEX_EXPORT int flex_program_read_file(const char *path, void **buf, size_t *len
 			ret = n < 0 ? -errno : -EIO;
 			free(data);
 			close(fd);
-			return errbuf_printf(err, errlen, ret, "%s: read: %s", path,
+			return flex_error_set(ret, "%s: read: %s", path,
 					     n < 0 ? strerror(-ret) : "file shrank while reading");
 		}
 		got += (size_t)n;
 	}
 	close(fd);
-	ret = flex_program_validate(data, got, NULL, why, sizeof(why));
+	ret = flex_program_validate(data, got, NULL);
 	if (ret) {
 		free(data);
-		return errbuf_printf(err, errlen, ret, "%s: not a valid flex program: %s", path, why);
+		return flex_error_set(ret, "%s: not a valid flex program: %s", path,
+				      flex_last_error());
 	}
 	*buf = data;
 	*len = got;
@@ -251,7 +249,7 @@ FLEX_EXPORT int flex_program_write_file(const char *path, const void *buf, size_
 	char *tmp;
 	int fd, ret;
 
-	ret = flex_program_validate(buf, len, NULL, NULL, 0);
+	ret = flex_program_validate(buf, len, NULL);
 	if (ret)
 		return ret;
 	tmp = malloc(plen + 16);
@@ -320,7 +318,7 @@ FLEX_EXPORT int flex_program_new(struct flex_program **out)
 	return 0;
 }
 
-FLEX_EXPORT void flex_program_free(struct flex_program *p)
+FLEX_EXPORT void flex_program_destroy(struct flex_program *p)
 {
 	if (!p)
 		return;
@@ -347,7 +345,7 @@ FLEX_EXPORT int flex_program_emit(struct flex_program *p, uint8_t op, uint8_t dt
 	for (unsigned int a = 0; a < n_args; a++)
 		in.arg[a] = args[a];
 	/* Validate as the device would, with every slot declared. */
-	ret = check_insn(&in, p->n, 0, FLEX_PROG_MAX_SLOTS, &used, NULL, 0);
+	ret = check_insn(&in, p->n, 0, FLEX_PROG_MAX_SLOTS, &used);
 	if (ret)
 		return -EINVAL;
 	if (p->n == p->cap) {
@@ -430,62 +428,126 @@ static void add_slot(struct flex_kernel *k, enum flex_corr_kind kind, uint32_t a
 	s->dim = dim;
 }
 
-static int check_dim(const char *what, uint64_t v, char *err, size_t errlen)
+/* Slots 0..5 of a C = f(A, B) kernel: the three addresses, then ldc, lda, ldb. */
+static void add_c_a_b_slots(struct flex_kernel *k)
+{
+	add_slot(k, FLEX_CORR_ADDRESS, 0, 0);
+	add_slot(k, FLEX_CORR_ADDRESS, 1, 0);
+	add_slot(k, FLEX_CORR_ADDRESS, 2, 0);
+	add_slot(k, FLEX_CORR_STRIDE, 2, 0);
+	add_slot(k, FLEX_CORR_STRIDE, 0, 0);
+	add_slot(k, FLEX_CORR_STRIDE, 1, 0);
+}
+
+static int check_dim(const char *kname, const char *what, uint64_t v)
 {
 	if (!v || v > UINT32_MAX)
-		return errbuf_printf(err, errlen, -EINVAL, "%s = %llu: a tile dimension is 1 .. 2^32-1",
-				     what, (unsigned long long)v);
+		return flex_error_set(-EINVAL, "%s: %s = %llu: a tile dimension is 1 .. 2^32-1",
+				      kname, what, (unsigned long long)v);
 	return 0;
 }
 
-/* Emit one instruction and finish the program into @k. */
-static int build_one(struct flex_kernel *k, uint8_t op, uint8_t dt, const uint64_t *args,
-		     unsigned int n_args)
+/*
+ * The device's type for tensors of @dt, or -1 when it computes none on them;
+ * *@suffix names it in a kernel's name ("matmul_bf16").
+ */
+static int device_dtype(enum flex_dtype dt, int matmul, const char **suffix)
+{
+	switch (dt) {
+	case FLEX_DTYPE_INT32:
+		*suffix = "i32";
+		return FLEX_DT_I32;
+	case FLEX_DTYPE_INT8:
+		*suffix = "i8";
+		return matmul ? FLEX_DT_I8 : -1;
+	case FLEX_DTYPE_FLOAT32:
+		*suffix = "f32";
+		return FLEX_DT_F32;
+	case FLEX_DTYPE_BFLOAT16:
+		*suffix = "bf16";
+		return FLEX_DT_BF16;
+	case FLEX_DTYPE_FLOAT16:
+		*suffix = "f16";
+		return FLEX_DT_F16;
+	default:
+		return -1;
+	}
+}
+
+static int kernel_start(const char *kname, enum flex_dtype dt, int matmul, struct flex_kernel **out,
+			int *ddt)
+{
+	const char *name = flex_dtype_name(dt), *suffix = NULL;
+
+	if (!out)
+		return flex_error_set(-EINVAL, "%s: NULL out", kname);
+	*ddt = device_dtype(dt, matmul, &suffix);
+	if (*ddt < 0)
+		return flex_error_set(-EINVAL, "%s: the device computes no %s %s (it has %s)", kname,
+				      name ? name : "unknown dtype", kname,
+				      matmul ? "int32, int8, float32, bfloat16 and float16" :
+					       "int32, float32, bfloat16 and float16");
+	*out = calloc(1, sizeof(**out));
+	if (!*out)
+		return flex_error_set(-ENOMEM, "%s: out of host memory", kname);
+	snprintf((*out)->name, sizeof((*out)->name), "%s_%s", kname, suffix);
+	return 0;
+}
+
+/* Emit one instruction and finish the program into @k; frees @k on failure. */
+static int kernel_finish(struct flex_kernel *k, uint8_t op, uint8_t ddt, const uint64_t *args,
+			 unsigned int n_args)
 {
 	struct flex_program *p;
 	int ret;
 
 	ret = flex_program_new(&p);
-	if (ret)
-		return ret;
-	ret = flex_program_emit(p, op, dt, 0, args, n_args);
-	if (!ret)
-		ret = flex_program_set_slots(p, k->n_corr);
-	if (!ret)
-		ret = flex_program_finish(p, &k->binary, &k->binary_size);
-	flex_program_free(p);
+	if (!ret) {
+		ret = flex_program_emit(p, op, ddt, 0, args, n_args);
+		if (!ret)
+			ret = flex_program_set_slots(p, k->n_corr);
+		if (!ret)
+			ret = flex_program_finish(p, &k->binary, &k->binary_size);
+		flex_program_destroy(p);
+	}
+	if (ret) {
+		flex_error_set(ret, "%s: building the program: %s", k->name, strerror(-ret));
+		flex_kernel_destroy(k);
+	}
 	return ret;
 }
 
-FLEX_EXPORT int flex_kernel_matmul(enum flex_dtype dt, uint64_t m, uint64_t n, uint64_t k,
-				   struct flex_kernel *out, char *err, size_t errlen)
+FLEX_EXPORT int flex_kernel_new_matmul(enum flex_dtype dt, uint64_t m, uint64_t n, uint64_t k,
+				       struct flex_kernel **out)
 {
-	struct flex_kernel_sig *sig = &out->sig;
+	enum flex_dtype cdt = dt == FLEX_DTYPE_INT8 ? FLEX_DTYPE_INT32 : dt;
+	struct flex_kernel *kr;
+	struct flex_kernel_sig *sig;
 	uint64_t args[10];
-	int ret;
+	int ret, ddt;
 
-	if (dt != FLEX_DTYPE_INT32 && dt != FLEX_DTYPE_INT8)
-		return errbuf_printf(err, errlen, -EINVAL, "matmul: dtype %d is neither int32 nor int8",
-				     (int)dt);
-	ret = check_dim("M", m, err, errlen) ?: check_dim("N", n, err, errlen) ?:
-	      check_dim("K", k, err, errlen);
+	ret = check_dim("matmul", "M", m) ?: check_dim("matmul", "N", n) ?:
+	      check_dim("matmul", "K", k);
 	if (ret)
 		return ret;
 	/* Each operand's span is its rows x cols when the tile is dense. */
 	if (m * n > FLEX_ISA_MAX_ELEMENTS || m * k > FLEX_ISA_MAX_ELEMENTS ||
 	    k * n > FLEX_ISA_MAX_ELEMENTS)
-		return errbuf_printf(err, errlen, -E2BIG,
-				     "matmul %llux%llux%llu: an operand above %u elements (the device limit)",
-				     (unsigned long long)m, (unsigned long long)n, (unsigned long long)k,
-				     FLEX_ISA_MAX_ELEMENTS);
+		return flex_error_set(-E2BIG,
+				      "matmul %llux%llux%llu: an operand above %u elements (the device limit)",
+				      (unsigned long long)m, (unsigned long long)n,
+				      (unsigned long long)k, FLEX_ISA_MAX_ELEMENTS);
 	if (m * n * k > FLEX_ISA_MAX_MACS)
-		return errbuf_printf(err, errlen, -E2BIG,
-				     "matmul %llux%llux%llu: %llu multiply-accumulates, above the device limit %llu",
-				     (unsigned long long)m, (unsigned long long)n, (unsigned long long)k,
-				     (unsigned long long)(m * n * k), (unsigned long long)FLEX_ISA_MAX_MACS);
-
-	memset(out, 0, sizeof(*out));
-	snprintf(out->name, sizeof(out->name), "matmul_%s", dt == FLEX_DTYPE_INT8 ? "i8" : "i32");
+		return flex_error_set(-E2BIG,
+				      "matmul %llux%llux%llu: %llu multiply-accumulates, above the device limit %llu",
+				      (unsigned long long)m, (unsigned long long)n,
+				      (unsigned long long)k, (unsigned long long)(m * n * k),
+				      (unsigned long long)FLEX_ISA_MAX_MACS);
+	ret = kernel_start("matmul", dt, 1, out, &ddt);
+	if (ret)
+		return ret;
+	kr = *out;
+	sig = &kr->sig;
 	sig->n_axes = 3;
 	strcpy(sig->axis_name[0], "m");
 	strcpy(sig->axis_name[1], "n");
@@ -494,15 +556,10 @@ FLEX_EXPORT int flex_kernel_matmul(enum flex_dtype dt, uint64_t m, uint64_t n, u
 	sig->n_args = 3;
 	set_arg(&sig->args[0], "A", dt, m, k, 0, 2, 0);
 	set_arg(&sig->args[1], "B", dt, k, n, 2, 1, 0);
-	set_arg(&sig->args[2], "C", FLEX_DTYPE_INT32, m, n, 0, 1, 1);
+	set_arg(&sig->args[2], "C", cdt, m, n, 0, 1, 1);
 
-	add_slot(out, FLEX_CORR_ADDRESS, 0, 0);
-	add_slot(out, FLEX_CORR_ADDRESS, 1, 0);
-	add_slot(out, FLEX_CORR_ADDRESS, 2, 0);
-	add_slot(out, FLEX_CORR_STRIDE, 2, 0);
-	add_slot(out, FLEX_CORR_STRIDE, 0, 0);
-	add_slot(out, FLEX_CORR_STRIDE, 1, 0);
-	add_slot(out, FLEX_CORR_ACCUMULATE, 0, 0);
+	add_c_a_b_slots(kr);
+	add_slot(kr, FLEX_CORR_ACCUMULATE, 0, 0);
 
 	args[0] = FLEX_SLOT(2);	/* C */
 	args[1] = FLEX_SLOT(0);	/* A */
@@ -514,56 +571,52 @@ FLEX_EXPORT int flex_kernel_matmul(enum flex_dtype dt, uint64_t m, uint64_t n, u
 	args[7] = FLEX_SLOT(4);	/* lda */
 	args[8] = FLEX_SLOT(5);	/* ldb */
 	args[9] = FLEX_SLOT(6);	/* accumulate */
-	/* The library's dtype says what the tensors hold; the device's, what it computes. */
-	ret = build_one(out, FLEX_OP_MATMUL, dt == FLEX_DTYPE_INT8 ? FLEX_DT_I8 : FLEX_DT_I32, args,
-			10);
-	if (ret)
-		return errbuf_printf(err, errlen, ret, "matmul: building the program: %s", strerror(-ret));
-	return 0;
+	return kernel_finish(kr, FLEX_OP_MATMUL, (uint8_t)ddt, args, 10);
 }
 
-static int elementwise_dims(const char *what, uint64_t rows, uint64_t cols, char *err,
-			    size_t errlen)
+/* ADD and MUL: C = A op B, each [rows, cols]. */
+static int kernel_binary(const char *kname, uint8_t op, enum flex_dtype dt, uint64_t rows,
+			 uint64_t cols, struct flex_kernel **out)
 {
-	int ret = check_dim("rows", rows, err, errlen) ?: check_dim("cols", cols, err, errlen);
+	struct flex_kernel *k;
+	uint64_t args[8];
+	int ret, ddt;
 
+	ret = check_dim(kname, "rows", rows) ?: check_dim(kname, "cols", cols);
 	if (ret)
 		return ret;
 	if (rows * cols > FLEX_ISA_MAX_ELEMENTS)
-		return errbuf_printf(err, errlen, -E2BIG, "%s %llux%llu: above %u elements (the device limit)",
-				     what, (unsigned long long)rows, (unsigned long long)cols,
-				     FLEX_ISA_MAX_ELEMENTS);
-	return 0;
-}
-
-static void elementwise_sig(struct flex_kernel_sig *sig)
-{
-	sig->n_axes = 2;
-	strcpy(sig->axis_name[0], "m");
-	strcpy(sig->axis_name[1], "n");
-}
-
-FLEX_EXPORT int flex_kernel_add(uint64_t rows, uint64_t cols, struct flex_kernel *out,
-				char *err, size_t errlen)
-{
-	uint64_t args[8];
-	int ret = elementwise_dims("add", rows, cols, err, errlen);
-
+		return flex_error_set(-E2BIG, "%s %llux%llu: above %u elements (the device limit)",
+				      kname, (unsigned long long)rows, (unsigned long long)cols,
+				      FLEX_ISA_MAX_ELEMENTS);
+	ret = kernel_start(kname, dt, 0, out, &ddt);
 	if (ret)
 		return ret;
-	memset(out, 0, sizeof(*out));
-	snprintf(out->name, sizeof(out->name), "add_i32");
-	elementwise_sig(&out->sig);
-	out->sig.n_args = 3;
-	set_arg(&out->sig.args[0], "A", FLEX_DTYPE_INT32, rows, cols, 0, 1, 0);
-	set_arg(&out->sig.args[1], "B", FLEX_DTYPE_INT32, rows, cols, 0, 1, 0);
-	set_arg(&out->sig.args[2], "C", FLEX_DTYPE_INT32, rows, cols, 0, 1, 1);
-	add_slot(out, FLEX_CORR_ADDRESS, 0, 0);
-	add_slot(out, FLEX_CORR_ADDRESS, 1, 0);
-	add_slot(out, FLEX_CORR_ADDRESS, 2, 0);
-	add_slot(out, FLEX_CORR_STRIDE, 2, 0);
-	add_slot(out, FLEX_CORR_STRIDE, 0, 0);
-	add_slot(out, FLEX_CORR_STRIDE, 1, 0);
+	k = *out;
+	k->sig.n_axes = 2;
+	strcpy(k->sig.axis_name[0], "m");
+	strcpy(k->sig.axis_name[1], "n");
+	if (op == FLEX_OP_RELU) {
+		k->sig.n_args = 2;
+		set_arg(&k->sig.args[0], "X", dt, rows, cols, 0, 1, 0);
+		set_arg(&k->sig.args[1], "Y", dt, rows, cols, 0, 1, 1);
+		add_slot(k, FLEX_CORR_ADDRESS, 0, 0);
+		add_slot(k, FLEX_CORR_ADDRESS, 1, 0);
+		add_slot(k, FLEX_CORR_STRIDE, 1, 0);
+		add_slot(k, FLEX_CORR_STRIDE, 0, 0);
+		args[0] = FLEX_SLOT(1);	/* dst = Y */
+		args[1] = FLEX_SLOT(0);	/* src = X */
+		args[2] = rows;
+		args[3] = cols;
+		args[4] = FLEX_SLOT(2);	/* ld_dst */
+		args[5] = FLEX_SLOT(3);	/* ld_src */
+		return kernel_finish(k, op, (uint8_t)ddt, args, 6);
+	}
+	k->sig.n_args = 3;
+	set_arg(&k->sig.args[0], "A", dt, rows, cols, 0, 1, 0);
+	set_arg(&k->sig.args[1], "B", dt, rows, cols, 0, 1, 0);
+	set_arg(&k->sig.args[2], "C", dt, rows, cols, 0, 1, 1);
+	add_c_a_b_slots(k);
 	args[0] = FLEX_SLOT(2);	/* dst = C */
 	args[1] = FLEX_SLOT(0);	/* a */
 	args[2] = FLEX_SLOT(1);	/* b */
@@ -572,47 +625,31 @@ FLEX_EXPORT int flex_kernel_add(uint64_t rows, uint64_t cols, struct flex_kernel
 	args[5] = FLEX_SLOT(3);	/* ld_dst */
 	args[6] = FLEX_SLOT(4);	/* ld_a */
 	args[7] = FLEX_SLOT(5);	/* ld_b */
-	ret = build_one(out, FLEX_OP_ADD, FLEX_DT_I32, args, 8);
-	if (ret)
-		return errbuf_printf(err, errlen, ret, "add: building the program: %s", strerror(-ret));
-	return 0;
+	return kernel_finish(k, op, (uint8_t)ddt, args, 8);
 }
 
-FLEX_EXPORT int flex_kernel_relu(uint64_t rows, uint64_t cols, struct flex_kernel *out,
-				 char *err, size_t errlen)
+FLEX_EXPORT int flex_kernel_new_add(enum flex_dtype dt, uint64_t rows, uint64_t cols,
+				    struct flex_kernel **out)
 {
-	uint64_t args[6];
-	int ret = elementwise_dims("relu", rows, cols, err, errlen);
-
-	if (ret)
-		return ret;
-	memset(out, 0, sizeof(*out));
-	snprintf(out->name, sizeof(out->name), "relu_i32");
-	elementwise_sig(&out->sig);
-	out->sig.n_args = 2;
-	set_arg(&out->sig.args[0], "X", FLEX_DTYPE_INT32, rows, cols, 0, 1, 0);
-	set_arg(&out->sig.args[1], "Y", FLEX_DTYPE_INT32, rows, cols, 0, 1, 1);
-	add_slot(out, FLEX_CORR_ADDRESS, 0, 0);
-	add_slot(out, FLEX_CORR_ADDRESS, 1, 0);
-	add_slot(out, FLEX_CORR_STRIDE, 1, 0);
-	add_slot(out, FLEX_CORR_STRIDE, 0, 0);
-	args[0] = FLEX_SLOT(1);	/* dst = Y */
-	args[1] = FLEX_SLOT(0);	/* src = X */
-	args[2] = rows;
-	args[3] = cols;
-	args[4] = FLEX_SLOT(2);	/* ld_dst */
-	args[5] = FLEX_SLOT(3);	/* ld_src */
-	ret = build_one(out, FLEX_OP_RELU, FLEX_DT_I32, args, 6);
-	if (ret)
-		return errbuf_printf(err, errlen, ret, "relu: building the program: %s", strerror(-ret));
-	return 0;
+	return kernel_binary("add", FLEX_OP_ADD, dt, rows, cols, out);
 }
 
-FLEX_EXPORT void flex_kernel_release(struct flex_kernel *k)
+FLEX_EXPORT int flex_kernel_new_mul(enum flex_dtype dt, uint64_t rows, uint64_t cols,
+				    struct flex_kernel **out)
+{
+	return kernel_binary("mul", FLEX_OP_MUL, dt, rows, cols, out);
+}
+
+FLEX_EXPORT int flex_kernel_new_relu(enum flex_dtype dt, uint64_t rows, uint64_t cols,
+				     struct flex_kernel **out)
+{
+	return kernel_binary("relu", FLEX_OP_RELU, dt, rows, cols, out);
+}
+
+FLEX_EXPORT void flex_kernel_destroy(struct flex_kernel *k)
 {
 	if (!k)
 		return;
 	free(k->binary);
-	k->binary = NULL;
-	k->binary_size = 0;
+	free(k);
 }

@@ -31,7 +31,7 @@ static int reserve(struct region *r)
 	return 0;
 }
 
-void region_setup(struct region *r, unsigned int slot, pthread_mutex_t *lock, bool best_fit)
+void flex_region_setup(struct region *r, unsigned int slot, pthread_mutex_t *lock, bool best_fit)
 {
 	pthread_mutexattr_t attr;
 
@@ -47,20 +47,20 @@ void region_setup(struct region *r, unsigned int slot, pthread_mutex_t *lock, bo
 	r->lock = lock ? lock : &r->own_lock;
 	r->slot = slot;
 	r->best_fit = best_fit;
-	bt_init(&r->by_offset, BT_BY_KEY);
-	bt_init(&r->by_size, BT_BY_PAIR);
-	slot_table_init(&r->slots);
+	flex_bt_init(&r->by_offset, BT_BY_KEY);
+	flex_bt_init(&r->by_size, BT_BY_PAIR);
+	flex_slot_table_init(&r->slots);
 }
 
-void region_teardown(struct region *r)
+void flex_region_teardown(struct region *r)
 {
-	bt_fini(&r->by_offset);
-	bt_fini(&r->by_size);
-	slot_table_fini(&r->slots);
+	flex_bt_fini(&r->by_offset);
+	flex_bt_fini(&r->by_size);
+	flex_slot_table_fini(&r->slots);
 	pthread_mutex_destroy(&r->own_lock);
 }
 
-int region_activate(struct region *r, const struct flex_region *src)
+int flex_region_activate(struct region *r, const struct flex_region *src)
 {
 	uint64_t granules = src->size >> GRANULE_SHIFT;
 
@@ -82,16 +82,16 @@ int region_activate(struct region *r, const struct flex_region *src)
 	return 0;
 }
 
-void region_deactivate(struct region *r)
+void flex_region_deactivate(struct region *r)
 {
-	bt_clear(&r->by_offset);
-	bt_clear(&r->by_size);
+	flex_bt_clear(&r->by_offset);
+	flex_bt_clear(&r->by_size);
 	r->free_bytes = 0;
 	r->size = 0;
 	region_publish(r);
 }
 
-int region_alloc(struct region *r, uint32_t g, enum flex_alloc_kind kind, uint32_t *start_out,
+int flex_region_alloc(struct region *r, uint32_t g, enum flex_alloc_kind kind, uint32_t *start_out,
 		 uint32_t *leaf)
 {
 	bool top_down = kind == FLEX_ALLOC_PROGRAM;
@@ -154,11 +154,11 @@ static void find_gap(const struct region *r, uint32_t s, uint32_t leaf, struct b
 		g->pred = g->succ;
 		g->has_pred = bt_prev(&g->pred);
 	} else {
-		g->has_pred = bt_last(&r->by_offset, &g->pred);
+		g->has_pred = flex_bt_last(&r->by_offset, &g->pred);
 	}
 }
 
-int region_free(struct region *r, uint32_t s, uint32_t z, uint32_t leaf, struct coalesce_info *ci)
+int flex_region_free(struct region *r, uint32_t s, uint32_t z, uint32_t leaf, struct coalesce_info *ci)
 {
 	bool with_prev, with_next;
 	uint32_t merged_start, merged_size;
@@ -232,7 +232,7 @@ static int by_start(const void *x, const void *y)
 	return (a->start > b->start) - (a->start < b->start);
 }
 
-int region_walk(const struct region *r,
+int flex_region_walk(const struct region *r,
 		int (*fn)(void *user, uint32_t start, uint32_t size, const struct slot *s,
 			  uint32_t slot),
 		void *user)
@@ -252,7 +252,7 @@ int region_walk(const struct region *r,
 				live[n++] = (struct live_block){ slot_at(&r->slots, k)->start, k };
 		qsort(live, n, sizeof(*live), by_start);
 	}
-	more = bt_first(&r->by_offset, &p);
+	more = flex_bt_first(&r->by_offset, &p);
 	while (!ret && (more || i < n)) {
 		if (more && (i == n || bt_key(p) < live[i].start)) {
 			ret = fn(user, bt_key(p), bt_val(p), NULL, 0);

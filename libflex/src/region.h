@@ -82,34 +82,34 @@ static inline uint64_t gran_to_bytes(uint32_t g)
 }
 
 /* Once, when the allocator is created. */
-void region_setup(struct region *r, unsigned int slot, pthread_mutex_t *lock, bool best_fit);
+void flex_region_setup(struct region *r, unsigned int slot, pthread_mutex_t *lock, bool best_fit);
 /* Once, when the allocator is destroyed: frees all memory of the slot. */
-void region_teardown(struct region *r);
+void flex_region_teardown(struct region *r);
 
 /*
  * Start managing a region the source gave: one free block of its size
  * rounded down to 128 bytes (and to 2^32 - 1 granules). Return: 0, -EINVAL
  * if that leaves nothing, -ENOMEM.
  */
-int region_activate(struct region *r, const struct flex_region *src);
+int flex_region_activate(struct region *r, const struct flex_region *src);
 /* Stop managing it; every block must be free. */
-void region_deactivate(struct region *r);
+void flex_region_deactivate(struct region *r);
 
 /*
  * Carve @granules for @kind: top-down for programs, else by the block
  * strategy. Return: 0, the block's start in *start and in *leaf the leaf
- * to give region_free(); -ENOSPC nothing fits; -ENOMEM no host memory
+ * to give flex_region_free(); -ENOSPC nothing fits; -ENOMEM no host memory
  * (nothing changed).
  */
-int region_alloc(struct region *r, uint32_t granules, enum flex_alloc_kind kind,
+int flex_region_alloc(struct region *r, uint32_t granules, enum flex_alloc_kind kind,
 		 uint32_t *start, uint32_t *leaf);
 
 /*
  * Free the allocated block [@start, @start + @granules) and merge it with
- * free neighbours; @leaf is what region_alloc() gave (0: none). Return: 0,
+ * free neighbours; @leaf is what flex_region_alloc() gave (0: none). Return: 0,
  * or -ENOMEM (no host memory; nothing changed).
  */
-int region_free(struct region *r, uint32_t start, uint32_t granules, uint32_t leaf,
+int flex_region_free(struct region *r, uint32_t start, uint32_t granules, uint32_t leaf,
 		struct coalesce_info *ci);
 
 /* Largest free block in bytes. */
@@ -137,7 +137,7 @@ static inline void region_publish(struct region *r)
  * number) of an allocated block, NULL for a free one. Stops at a non-zero
  * return and returns it. Return: 0, that, or -ENOMEM.
  */
-int region_walk(const struct region *r,
+int flex_region_walk(const struct region *r,
 		int (*fn)(void *user, uint32_t start, uint32_t size, const struct slot *s,
 			  uint32_t slot),
 		void *user);

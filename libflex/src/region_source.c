@@ -14,10 +14,10 @@ FLEX_EXPORT int flex_region_source_new(const struct flex_region_source_ops *ops,
 	struct flex_region_source *src;
 
 	if (!ops || !ops->acquire || !ops->release || !out)
-		return error_set(-EINVAL, "flex_region_source_new: acquire and release callbacks are required");
+		return flex_error_set(-EINVAL, "flex_region_source_new: acquire and release callbacks are required");
 	src = calloc(1, sizeof(*src));
 	if (!src)
-		return error_set(-ENOMEM, "flex_region_source_new: out of host memory");
+		return flex_error_set(-ENOMEM, "flex_region_source_new: out of host memory");
 	src->ops = *ops;
 	src->user = user;
 	src->table_entries = table_entries;

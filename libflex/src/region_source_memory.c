@@ -160,7 +160,7 @@ static int new_function(struct memory_device *d, unsigned int table_entries, uin
 
 	if (!m) {
 		device_put(d);
-		return error_set(-ENOMEM, "%s: out of host memory", what);
+		return flex_error_set(-ENOMEM, "%s: out of host memory", what);
 	}
 	m->dev = d;
 	m->quota = quota;
@@ -171,7 +171,7 @@ static int new_function(struct memory_device *d, unsigned int table_entries, uin
 		m->sizes = calloc(table_entries, sizeof(*m->sizes));
 		if (!m->taken || !m->sizes) {
 			memory_destroy(m);
-			return error_set(-ENOMEM, "%s: out of host memory", what);
+			return flex_error_set(-ENOMEM, "%s: out of host memory", what);
 		}
 	}
 	err = flex_region_source_new(&memory_ops, m, table_entries, out);
@@ -186,10 +186,10 @@ FLEX_EXPORT int flex_region_source_new_memory(uint64_t capacity, unsigned int ta
 	struct memory_device *d;
 
 	if (!capacity || !out)
-		return error_set(-EINVAL, "flex_region_source_new_memory: zero capacity or no result pointer");
+		return flex_error_set(-EINVAL, "flex_region_source_new_memory: zero capacity or no result pointer");
 	d = calloc(1, sizeof(*d));
 	if (!d)
-		return error_set(-ENOMEM, "flex_region_source_new_memory: out of host memory");
+		return flex_error_set(-ENOMEM, "flex_region_source_new_memory: out of host memory");
 	pthread_mutex_init(&d->lock, NULL);
 	atomic_init(&d->refs, 1);
 	d->capacity = capacity;
@@ -203,7 +203,7 @@ FLEX_EXPORT int flex_region_source_new_memory_function(struct flex_region_source
 	struct memory_device *d;
 
 	if (!device || !out || device->ops.acquire != memory_acquire)
-		return error_set(-EINVAL,
+		return flex_error_set(-EINVAL,
 				 "flex_region_source_new_memory_function: not a simulated device (flex_region_source_new_memory())");
 	d = ((struct memory_source *)device->user)->dev;
 	atomic_fetch_add(&d->refs, 1);

@@ -6,21 +6,21 @@
 
 #include "slot_table.h"
 
-void slot_table_init(struct slot_table *t)
+void flex_slot_table_init(struct slot_table *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->free_head = SLOT_NONE;
 	t->free_tail = SLOT_NONE;
 }
 
-void slot_table_fini(struct slot_table *t)
+void flex_slot_table_fini(struct slot_table *t)
 {
 	for (uint32_t i = 0; i < SLOT_DIR; i++)
 		free(t->dir[i]);
-	slot_table_init(t);
+	flex_slot_table_init(t);
 }
 
-int slot_grow(struct slot_table *t)
+int flex_slot_grow(struct slot_table *t)
 {
 	uint32_t c = t->capacity >> SLOT_CHUNK_BITS;
 	struct slot *chunk;

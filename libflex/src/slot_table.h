@@ -74,10 +74,10 @@ static inline uint64_t slot_requested(const struct slot *s)
 	return (uint64_t)s->size * FLEX_ALLOC_ALIGN - s->slack;
 }
 
-void slot_table_init(struct slot_table *t);
-void slot_table_fini(struct slot_table *t);
+void flex_slot_table_init(struct slot_table *t);
+void flex_slot_table_fini(struct slot_table *t);
 /* Make room for one more slot. Return: 0; -ENOMEM; -ENOSPC table full. */
-int slot_grow(struct slot_table *t);
+int flex_slot_grow(struct slot_table *t);
 
 /* Take a slot, marked live. Return: 0 and *slot; -ENOMEM; -ENOSPC table full. */
 static inline int slot_get(struct slot_table *t, uint32_t *slot)
@@ -85,7 +85,7 @@ static inline int slot_get(struct slot_table *t, uint32_t *slot)
 	uint32_t i;
 
 	/* A fresh slot while few freed ones wait, so reuse stays rare. */
-	if (t->free_count <= SLOT_REUSE_DELAY && (t->capacity < t->created || slot_grow(t) == 0)) {
+	if (t->free_count <= SLOT_REUSE_DELAY && (t->capacity < t->created || flex_slot_grow(t) == 0)) {
 		i = t->capacity++;
 	} else if (t->free_count) {
 		i = t->free_head;

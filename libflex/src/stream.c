@@ -58,30 +58,30 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-int stream_poisoned(const struct flex_stream *s)
+int flex_stream_poisoned(const struct flex_stream *s)
 {
 	return s->dev_faulted || s->has_host_err;
 }
 
-int stream_poisoned_error(const struct flex_stream *s)
+int flex_stream_poisoned_error(const struct flex_stream *s)
 {
-	return error_set(-EIO, "stream %u is poisoned: synchronize or query for the error, "
+	return flex_error_set(-EIO, "stream %u is poisoned: synchronize or query for the error, "
 			 "reset to recover", s->qid);
 }
 
-int stream_begin_job(struct flex_stream *s, const char *name, size_t n, struct flex_cb **cbs,
+int flex_stream_begin_job(struct flex_stream *s, const char *name, size_t n, struct flex_cb **cbs,
 		     uint64_t *launch)
 {
-	*cbs = stream_scratch(s, n);
+	*cbs = flex_stream_scratch(s, n);
 	if (!*cbs)
-		return error_set(-ENOMEM, "job %s: no memory for %zu CBs", name, n);
-	if (stream_poisoned(s))
-		return stream_poisoned_error(s);
-	*launch = stream_new_launch(s, name);
+		return flex_error_set(-ENOMEM, "job %s: no memory for %zu CBs", name, n);
+	if (flex_stream_poisoned(s))
+		return flex_stream_poisoned_error(s);
+	*launch = flex_stream_new_launch(s, name);
 	return 0;
 }
 
-uint64_t stream_new_launch(struct flex_stream *s, const char *name)
+uint64_t flex_stream_new_launch(struct flex_stream *s, const char *name)
 {
 	uint64_t seq = ++s->launch_seq;
 	unsigned int i = seq % NAME_RING;
@@ -110,7 +110,7 @@ static void describe(const struct flex_stream *s, uint64_t user_data,
 		 s->names[i].launch == launch ? s->names[i].name : "(unknown job)");
 }
 
-void stream_host_error(struct flex_stream *s, int err, uint64_t user_data, const char *fmt, ...)
+void flex_stream_host_error(struct flex_stream *s, int err, uint64_t user_data, const char *fmt, ...)
 {
 	struct flex_stream_error *e = &s->host_err;
 	char what[160], line[512];
@@ -180,7 +180,7 @@ static int current_error(struct flex_stream *s, const struct flex_queue_status *
 	return 0;
 }
 
-struct flex_cb *stream_scratch(struct flex_stream *s, size_t n)
+struct flex_cb *flex_stream_scratch(struct flex_stream *s, size_t n)
 {
 	if (n > s->scratch_n) {
 		struct flex_cb *p = realloc(s->scratch, n * sizeof(*p));
@@ -195,20 +195,20 @@ struct flex_cb *stream_scratch(struct flex_stream *s, size_t n)
 
 /* ---- deferred frees ---- */
 
-void stream_defer_at(struct flex_stream *s, uint64_t seq, void *buf, flex_alloc_index_t slot)
+void flex_stream_defer_at(struct flex_stream *s, uint64_t seq, void *buf, flex_alloc_index_t slot)
 {
 	struct deferred *d = malloc(sizeof(*d)), **pp;
 
 	if (!d) {
 		/* Cannot track it: wait until the device is done instead. */
 		pthread_mutex_unlock(&s->lock);
-		stream_wait_submitted(s, seq);
+		flex_stream_wait_submitted(s, seq);
 		if (seq && atomic_load(&s->submitted) >= seq)
 			flex_device_wait(s->dev, s->qid, seq, -1);
 		pthread_mutex_lock(&s->lock);
 		free(buf);
 		if (slot != FLEX_ALLOC_INDEX_NONE)
-			flex_alloc_free(s->ctx->alloc, slot);
+			flex_alloc_block_free(s->ctx->alloc, slot);
 		return;
 	}
 	d->next = NULL;
@@ -231,16 +231,16 @@ void stream_defer_at(struct flex_stream *s, uint64_t seq, void *buf, flex_alloc_
 	*pp = d;
 }
 
-void stream_defer(struct flex_stream *s, void *buf, flex_alloc_index_t slot)
+void flex_stream_defer(struct flex_stream *s, void *buf, flex_alloc_index_t slot)
 {
-	stream_defer_at(s, s->assigned, buf, slot);
+	flex_stream_defer_at(s, s->assigned, buf, slot);
 }
 
 /*
  * Has CB @seq completed (or been cancelled), or was it never submitted and
  * never will be (discarded)? @completed: the queue's last completion.
  */
-int stream_seq_done(const struct flex_stream *s, uint64_t seq, uint64_t completed)
+int flex_stream_seq_done(const struct flex_stream *s, uint64_t seq, uint64_t completed)
 {
 	uint64_t sub = atomic_load(&s->submitted);
 
@@ -254,19 +254,19 @@ static void reap_upto(struct flex_stream *s, uint64_t completed)
 {
 	struct deferred *d;
 
-	while ((d = s->def_head) && stream_seq_done(s, d->seq, completed)) {
+	while ((d = s->def_head) && flex_stream_seq_done(s, d->seq, completed)) {
 		s->def_head = d->next;
 		if (!s->def_head)
 			s->def_tail = NULL;
 		s->n_def--;
 		free(d->buf);
 		if (d->slot != FLEX_ALLOC_INDEX_NONE)
-			flex_alloc_free(s->ctx->alloc, d->slot);
+			flex_alloc_block_free(s->ctx->alloc, d->slot);
 		free(d);
 	}
 }
 
-void stream_reap_now(struct flex_stream *s)
+void flex_stream_reap_now(struct flex_stream *s)
 {
 	struct flex_queue_status st;
 
@@ -279,10 +279,10 @@ void stream_reap_now(struct flex_stream *s)
 	reap_upto(s, s->completed);
 }
 
-void stream_reap(struct flex_stream *s)
+void flex_stream_reap(struct flex_stream *s)
 {
 	if (s->n_def >= REAP_EVERY)
-		stream_reap_now(s);
+		flex_stream_reap_now(s);
 }
 
 /* ---- submission ---- */
@@ -337,13 +337,13 @@ static int park_cbs(struct flex_stream *s, const struct flex_cb *cbs, uint32_t n
 	return 0;
 }
 
-int stream_enqueue_cbs(struct flex_stream *s, struct flex_cb *cbs, uint32_t n)
+int flex_stream_enqueue_cbs(struct flex_stream *s, struct flex_cb *cbs, uint32_t n)
 {
 	uint32_t done = 0;
 	int err;
 
-	if (stream_poisoned(s))
-		return stream_poisoned_error(s);
+	if (flex_stream_poisoned(s))
+		return flex_stream_poisoned_error(s);
 	while (!s->head && done < n) {
 		uint32_t k = n - done < FLEX_SUBMIT_MAX_CBS ? n - done : FLEX_SUBMIT_MAX_CBS;
 		uint64_t seq;
@@ -354,13 +354,13 @@ int stream_enqueue_cbs(struct flex_stream *s, struct flex_cb *cbs, uint32_t n)
 		if (err == -EIO) {
 			s->dev_faulted = 1;
 			wake(s);
-			return error_set(-EIO, "stream %u: the device queue is faulted", s->qid);
+			return flex_error_set(-EIO, "stream %u: the device queue is faulted", s->qid);
 		}
 		if (err) {
 			if (done)	/* half a launch queued: it cannot complete */
-				stream_host_error(s, err, cbs[done].user_data,
+				flex_stream_host_error(s, err, cbs[done].user_data,
 						  "the driver refused a CB batch");
-			return error_set(err, "stream %u: FLEX_IOCTL_SUBMIT of %u CBs: %s",
+			return flex_error_set(err, "stream %u: FLEX_IOCTL_SUBMIT of %u CBs: %s",
 					 s->qid, k, strerror(-err));
 		}
 		note_submitted(s, cbs + done, k, seq);
@@ -371,9 +371,9 @@ int stream_enqueue_cbs(struct flex_stream *s, struct flex_cb *cbs, uint32_t n)
 		err = park_cbs(s, cbs + done, n - done);
 		if (err) {
 			if (done)
-				stream_host_error(s, err, cbs[done].user_data,
+				flex_stream_host_error(s, err, cbs[done].user_data,
 						  "out of memory parking CBs");
-			return error_set(err, "stream %u: out of memory parking %u CBs",
+			return flex_error_set(err, "stream %u: out of memory parking %u CBs",
 					 s->qid, n - done);
 		}
 	}
@@ -434,7 +434,7 @@ static void window_submitted(struct flex_stream *s, const struct gen *g,
 {
 	note_submitted(s, cbs, n, seq);
 	if (staging)
-		stream_defer_at(s, seq, staging, FLEX_ALLOC_INDEX_NONE);
+		flex_stream_defer_at(s, seq, staging, FLEX_ALLOC_INDEX_NONE);
 	if (g->pins)
 		pin_push(s, seq);
 }
@@ -474,18 +474,18 @@ static int park_gen(struct flex_stream *s, const struct gen *g, const struct fle
 	return 0;
 }
 
-int stream_enqueue_gen(struct flex_stream *s, struct gen *g)
+int flex_stream_enqueue_gen(struct flex_stream *s, struct gen *g)
 {
-	struct flex_cb *cbs = stream_scratch(s, FLEX_SUBMIT_MAX_CBS);
+	struct flex_cb *cbs = flex_stream_scratch(s, FLEX_SUBMIT_MAX_CBS);
 	void *staging = NULL;
 	int started = 0, err = 0;
 	uint32_t n = 0;
 	uint64_t seq;
 
-	if (stream_poisoned(s))
-		return stream_poisoned_error(s);
+	if (flex_stream_poisoned(s))
+		return flex_stream_poisoned_error(s);
 	if (!cbs)
-		return error_set(-ENOMEM, "stream %u: no memory for a window of CBs", s->qid);
+		return flex_error_set(-ENOMEM, "stream %u: no memory for a window of CBs", s->qid);
 	while (!s->head && g->left && (!g->pins || pin_room(s))) {
 		err = g->next(g, cbs, FLEX_SUBMIT_MAX_CBS, &n, &staging);
 		if (err)
@@ -512,20 +512,20 @@ int stream_enqueue_gen(struct flex_stream *s, struct gen *g)
 	if (!err && (n || g->left))
 		err = park_gen(s, g, cbs, n, staging);
 	if (err && started)	/* part of it queued: it cannot complete */
-		stream_host_error(s, err, cbs[0].user_data, "could not queue the rest (%s)",
+		flex_stream_host_error(s, err, cbs[0].user_data, "could not queue the rest (%s)",
 				  strerror(-err));
 	if (err == -EIO)
-		return error_set(-EIO, "stream %u: the device queue is faulted", s->qid);
+		return flex_error_set(-EIO, "stream %u: the device queue is faulted", s->qid);
 	if (err)
-		return error_set(err, "stream %u: queueing CBs: %s", s->qid, strerror(-err));
+		return flex_error_set(err, "stream %u: queueing CBs: %s", s->qid, strerror(-err));
 	return 0;
 }
 
-int stream_enqueue_item(struct flex_stream *s, struct item *it)
+int flex_stream_enqueue_item(struct flex_stream *s, struct item *it)
 {
-	if (stream_poisoned(s)) {
+	if (flex_stream_poisoned(s)) {
 		free(it);
-		return stream_poisoned_error(s);
+		return flex_stream_poisoned_error(s);
 	}
 	s->assigned++;		/* the NOP after a host function, or the WAIT CB */
 	append(s, it);
@@ -533,12 +533,12 @@ int stream_enqueue_item(struct flex_stream *s, struct item *it)
 }
 
 /* Without the lock: wait until @seq has been handed to the driver (or never will). */
-int stream_wait_submitted(struct flex_stream *s, uint64_t seq)
+int flex_stream_wait_submitted(struct flex_stream *s, uint64_t seq)
 {
 	int ret = 0;
 
 	pthread_mutex_lock(&s->lock);
-	while (atomic_load(&s->submitted) < seq && !stream_poisoned(s) && s->head)
+	while (atomic_load(&s->submitted) < seq && !flex_stream_poisoned(s) && s->head)
 		pthread_cond_wait(&s->cond, &s->lock);
 	if (atomic_load(&s->submitted) < seq)
 		ret = -EPIPE;	/* poisoned (or reset) before it was submitted */
@@ -558,14 +558,14 @@ static void free_item(struct item *it)
 	if (it->kind == ITEM_GEN)
 		free_gen_item(it);
 	if (it->other)
-		stream_put(it->other);
+		flex_stream_put(it->other);
 	if (it->stamp) {
 		int none = 0;
 
 		/* Dropped before its NOP went out: the event will never complete. */
 		if (atomic_load(&it->stamp->fd) < 0)
 			atomic_compare_exchange_strong(&it->stamp->err, &none, -EPIPE);
-		stamp_put(it->stamp);
+		flex_stamp_put(it->stamp);
 	}
 	free(it->cbs);
 	free(it);
@@ -573,7 +573,7 @@ static void free_item(struct item *it)
 
 /* ---- timing stamps and other files' fences ---- */
 
-void stamp_put(struct stamp *st)
+void flex_stamp_put(struct stamp *st)
 {
 	if (st && atomic_fetch_sub(&st->refs, 1) == 1) {
 		if (atomic_load(&st->fd) >= 0)
@@ -593,15 +593,15 @@ static void stamp_export(struct flex_stream *s, struct stamp *st, uint64_t seq)
 		atomic_store(&st->fd, fd);
 }
 
-int stream_enqueue_stamp(struct flex_stream *s, struct stamp *st)
+int flex_stream_enqueue_stamp(struct flex_stream *s, struct stamp *st)
 {
 	struct flex_cb nop = { .opcode = FLEX_CB_NOP };
 	struct item *it;
 	uint64_t seq;
 	int err;
 
-	if (stream_poisoned(s))
-		return stream_poisoned_error(s);
+	if (flex_stream_poisoned(s))
+		return flex_stream_poisoned_error(s);
 	if (!s->head) {
 		err = flex_device_submit(s->dev, s->qid, &nop, 1, 0, &seq);
 		if (!err) {
@@ -613,21 +613,21 @@ int stream_enqueue_stamp(struct flex_stream *s, struct stamp *st)
 		if (err == -EIO) {
 			s->dev_faulted = 1;
 			wake(s);
-			return error_set(-EIO, "stream %u: the device queue is faulted", s->qid);
+			return flex_error_set(-EIO, "stream %u: the device queue is faulted", s->qid);
 		}
 		if (err != -EAGAIN)
-			return error_set(err, "stream %u: FLEX_IOCTL_SUBMIT of a NOP: %s", s->qid,
+			return flex_error_set(err, "stream %u: FLEX_IOCTL_SUBMIT of a NOP: %s", s->qid,
 					 strerror(-err));
 	}
 	it = calloc(1, sizeof(*it));
 	if (!it)
-		return error_set(-ENOMEM, "stream %u: out of memory", s->qid);
+		return flex_error_set(-ENOMEM, "stream %u: out of memory", s->qid);
 	it->kind = ITEM_STAMP;
 	atomic_fetch_add(&st->refs, 1);
 	it->stamp = st;
-	err = stream_enqueue_item(s, it);
+	err = flex_stream_enqueue_item(s, it);
 	if (err)
-		stamp_put(st);	/* the item was freed: its reference */
+		flex_stamp_put(st);	/* the item was freed: its reference */
 	return err;
 }
 
@@ -644,7 +644,7 @@ static int wait_foreign(struct item *it)
 	struct pollfd pfd;
 	int fd, err;
 
-	err = stream_wait_submitted(o, it->other_seq);
+	err = flex_stream_wait_submitted(o, it->other_seq);
 	if (!err)
 		err = flex_device_fence_export(o->dev, o->qid, it->other_seq, &fd);
 	if (err)
@@ -695,7 +695,7 @@ static void run_gen(struct flex_stream *s, struct item *it)
 			break;
 		pthread_mutex_lock(&s->lock);
 		window_submitted(s, g, it->cbs, it->n, seq, it->staging);
-		stream_reap_now(s);
+		flex_stream_reap_now(s);
 		wake(s);
 		pthread_mutex_unlock(&s->lock);
 		it->n = 0;
@@ -705,7 +705,7 @@ static void run_gen(struct flex_stream *s, struct item *it)
 		return;
 	pthread_mutex_lock(&s->lock);
 	if (what)
-		stream_host_error(s, err, it->n ? it->cbs[0].user_data : it->user_data, "%s",
+		flex_stream_host_error(s, err, it->n ? it->cbs[0].user_data : it->user_data, "%s",
 				  what);
 	else
 		s->dev_faulted = 1;
@@ -758,7 +758,7 @@ static void run_item(struct flex_stream *s, struct item *it)
 			.wait = { .queue_id = it->other->qid, .seqno = it->other_seq },
 		};
 
-		err = stream_wait_submitted(it->other, it->other_seq);
+		err = flex_stream_wait_submitted(it->other, it->other_seq);
 		if (!err)
 			err = worker_submit(s, &w, 1, &seq);
 		break;
@@ -785,16 +785,16 @@ static void run_item(struct flex_stream *s, struct item *it)
 	} else if (err == -EIO) {
 		s->dev_faulted = 1;
 	} else if (err && it->kind == ITEM_HOST_FN && ran) {
-		stream_host_error(s, err, it->user_data, "host function returned an error");
+		flex_stream_host_error(s, err, it->user_data, "host function returned an error");
 	} else if (err && it->kind == ITEM_HOST_FN) {
 		/* A CB before it faulted: the queue's sticky fault says which. */
 		s->dev_faulted = 1;
 	} else if (err && it->kind == ITEM_WAIT) {
-		stream_host_error(s, err == -EPIPE ? -EPIPE : err, it->user_data,
+		flex_stream_host_error(s, err == -EPIPE ? -EPIPE : err, it->user_data,
 				  "the event's stream (queue %u) failed before seqno %llu",
 				  it->other->qid, (unsigned long long)it->other_seq);
 	} else if (foreign) {
-		stream_host_error(s, foreign, it->user_data,
+		flex_stream_host_error(s, foreign, it->user_data,
 				  foreign == -EPIPE ?
 				  "the event's stream (queue %u of another device file) failed at "
 				  "or before seqno %llu" :
@@ -802,9 +802,9 @@ static void run_item(struct flex_stream *s, struct item *it)
 				  "%llu failed", it->other->qid, (unsigned long long)it->other_seq);
 	} else if (err && it->kind == ITEM_STAMP) {
 		atomic_store(&it->stamp->err, err);
-		stream_host_error(s, err, 0, "the driver refused a timing event's NOP");
+		flex_stream_host_error(s, err, 0, "the driver refused a timing event's NOP");
 	} else if (err) {
-		stream_host_error(s, err, it->cbs[it->done].user_data,
+		flex_stream_host_error(s, err, it->cbs[it->done].user_data,
 				  "the driver refused a parked CB batch");
 	}
 }
@@ -823,14 +823,14 @@ static void *worker_main(void *arg)
 			pthread_cond_wait(&s->cond, &s->lock);
 			continue;
 		}
-		if (!stream_poisoned(s))
+		if (!flex_stream_poisoned(s))
 			run_item(s, it);
 		/* Done, or discarded: sticky errors cancel everything after. */
 		s->head = it->next;
 		if (!s->head)
 			s->tail = NULL;
 		free_item(it);
-		if (!s->head && stream_poisoned(s))
+		if (!s->head && flex_stream_poisoned(s))
 			s->assigned = atomic_load(&s->submitted);
 		wake(s);
 	}
@@ -838,7 +838,7 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* ---- the stream as an allocator queue (flex_alloc_free_after()) ---- */
+/* ---- the stream as an allocator queue (flex_alloc_block_free_after()) ---- */
 
 static struct flex_stream *aq_stream(struct flex_alloc_queue *q)
 {
@@ -886,7 +886,7 @@ static int aq_wait(struct flex_alloc_queue *q, uint64_t seq)
 	int err = 0;
 
 	if (atomic_load(&s->submitted) < seq)
-		err = stream_wait_submitted(s, seq);
+		err = flex_stream_wait_submitted(s, seq);
 	return err ? err : flex_device_wait(s->dev, s->qid, seq, -1);
 }
 
@@ -903,7 +903,7 @@ FLEX_EXPORT struct flex_alloc_queue *flex_stream_alloc_queue(struct flex_stream 
 
 /* ---- the public calls ---- */
 
-FLEX_EXPORT int flex_stream_create(struct flex_context *ctx, int priority,
+FLEX_EXPORT int flex_stream_new(struct flex_context *ctx, int priority,
 				   struct flex_stream **out)
 {
 	const char *env = getenv("FLEX_ALLOW_TILED_LAUNCH");
@@ -911,13 +911,13 @@ FLEX_EXPORT int flex_stream_create(struct flex_context *ctx, int priority,
 	int err;
 
 	if (!ctx || !out)
-		return error_set(-EINVAL, "flex_stream_create: NULL argument");
+		return flex_error_set(-EINVAL, "flex_stream_new: NULL argument");
 	if (priority < FLEX_STREAM_PRIO_LOW || priority > FLEX_STREAM_PRIO_HIGH)
-		return error_set(-EINVAL, "flex_stream_create: priority %d not in %d .. %d",
+		return flex_error_set(-EINVAL, "flex_stream_new: priority %d not in %d .. %d",
 				 priority, FLEX_STREAM_PRIO_LOW, FLEX_STREAM_PRIO_HIGH);
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return error_set(-ENOMEM, "flex_stream_create: out of memory");
+		return flex_error_set(-ENOMEM, "flex_stream_new: out of memory");
 	s->ctx = ctx;
 	s->dev = ctx->dev;
 	atomic_init(&s->refs, 1);
@@ -929,7 +929,7 @@ FLEX_EXPORT int flex_stream_create(struct flex_context *ctx, int priority,
 	err = flex_device_queue_create(s->dev, (uint32_t)priority, STREAM_QUEUE_DEPTH, &s->qid);
 	if (err) {
 		free(s);
-		return error_set(err, "flex_stream_create: FLEX_IOCTL_QUEUE_CREATE: %s",
+		return flex_error_set(err, "flex_stream_new: FLEX_IOCTL_QUEUE_CREATE: %s",
 				 strerror(-err));
 	}
 	pthread_mutex_init(&s->lock, NULL);
@@ -940,27 +940,27 @@ FLEX_EXPORT int flex_stream_create(struct flex_context *ctx, int priority,
 		pthread_cond_destroy(&s->cond);
 		pthread_mutex_destroy(&s->lock);
 		free(s);
-		return error_set(err, "flex_stream_create: no worker thread: %s", strerror(-err));
+		return flex_error_set(err, "flex_stream_new: no worker thread: %s", strerror(-err));
 	}
 	flex_device_ref(s->dev);	/* the queue may outlive the context (events) */
-	context_add_stream(ctx, s);
+	flex_context_add_stream(ctx, s);
 	*out = s;
 	return 0;
 }
 
-struct flex_stream *stream_get(struct flex_stream *s)
+struct flex_stream *flex_stream_get(struct flex_stream *s)
 {
 	atomic_fetch_add(&s->refs, 1);
 	return s;
 }
 
-void stream_put(struct flex_stream *s)
+void flex_stream_put(struct flex_stream *s)
 {
 	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
 		return;
 	/* Cancels anything still queued and waits for the running CB. */
 	flex_device_queue_destroy(s->dev, s->qid);
-	flex_device_close(s->dev);
+	flex_device_unref(s->dev);
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
@@ -984,7 +984,7 @@ FLEX_EXPORT void flex_stream_destroy(struct flex_stream *s)
 	/*
 	 * Nothing is queued or running: everything was waited for, or failed
 	 * (a fault cancels what follows). The queue itself goes with the last
-	 * reference (stream_put()): events recorded here may still name it.
+	 * reference (flex_stream_put()): events recorded here may still name it.
 	 */
 	if (atomic_load(&s->submitted))
 		flex_device_wait(s->dev, s->qid, atomic_load(&s->submitted), -1);
@@ -992,19 +992,19 @@ FLEX_EXPORT void flex_stream_destroy(struct flex_stream *s)
 		s->def_head = d->next;
 		free(d->buf);
 		if (d->slot != FLEX_ALLOC_INDEX_NONE)
-			flex_alloc_free(s->ctx->alloc, d->slot);
+			flex_alloc_block_free(s->ctx->alloc, d->slot);
 		free(d);
 	}
 	flex_stream_get_stats(s, &final);	/* before the slot goes: its size counts */
-	corr_slot_release(s);
-	copy_stage_release(s);
-	context_remove_stream(s->ctx, s, &final);
+	flex_corr_slot_release(s);
+	flex_copy_stage_release(s);
+	flex_context_remove_stream(s->ctx, s, &final);
 	free(s->scratch);
 	s->scratch = NULL;
 	pthread_mutex_lock(&s->lock);
 	s->ctx = NULL;
 	pthread_mutex_unlock(&s->lock);
-	stream_put(s);
+	flex_stream_put(s);
 }
 
 FLEX_EXPORT uint32_t flex_stream_queue_id(const struct flex_stream *s)
@@ -1031,7 +1031,7 @@ FLEX_EXPORT int flex_stream_synchronize(struct flex_stream *s, struct flex_strea
 	 */
 	pthread_mutex_lock(&s->lock);
 	target = s->assigned;
-	while (atomic_load(&s->submitted) < target && s->head && !stream_poisoned(s))
+	while (atomic_load(&s->submitted) < target && s->head && !flex_stream_poisoned(s))
 		pthread_cond_wait(&s->cond, &s->lock);
 	if (target > atomic_load(&s->submitted))
 		target = atomic_load(&s->submitted);	/* the rest was dropped */
@@ -1050,7 +1050,7 @@ FLEX_EXPORT int flex_stream_synchronize(struct flex_stream *s, struct flex_strea
 		reap_upto(s, s->completed);
 	}
 	if (ret && !(have_st && st.fault_code) && !s->has_host_err)
-		stream_host_error(s, ret, 0, "waiting for seqno %llu failed",
+		flex_stream_host_error(s, ret, 0, "waiting for seqno %llu failed",
 				  (unsigned long long)target);
 	if (!err)
 		err = &local;
@@ -1059,7 +1059,7 @@ FLEX_EXPORT int flex_stream_synchronize(struct flex_stream *s, struct flex_strea
 	s->stats.sync_ns += now_ns() - t0;
 	pthread_mutex_unlock(&s->lock);
 	if (ret)
-		error_set(ret, "stream %u: %s", s->qid, err->message);
+		flex_error_set(ret, "stream %u: %s", s->qid, err->message);
 	return ret;
 }
 
@@ -1076,7 +1076,7 @@ FLEX_EXPORT int flex_stream_query(struct flex_stream *s, struct flex_stream_erro
 	ret = flex_device_queue_status(s->dev, s->qid, &st);
 	if (ret) {
 		pthread_mutex_unlock(&s->lock);
-		return error_set(ret, "stream %u: FLEX_IOCTL_QUEUE_STATUS: %s", s->qid,
+		return flex_error_set(ret, "stream %u: FLEX_IOCTL_QUEUE_STATUS: %s", s->qid,
 				 strerror(-ret));
 	}
 	if (st.fault_code)
@@ -1088,7 +1088,7 @@ FLEX_EXPORT int flex_stream_query(struct flex_stream *s, struct flex_stream_erro
 		ret = -EBUSY;
 	pthread_mutex_unlock(&s->lock);
 	if (ret && ret != -EBUSY)
-		error_set(ret, "stream %u: %s", s->qid, err->message);
+		flex_error_set(ret, "stream %u: %s", s->qid, err->message);
 	return ret;
 }
 
@@ -1114,6 +1114,22 @@ FLEX_EXPORT int flex_stream_reset(struct flex_stream *s)
 		usleep(1000);
 		pthread_mutex_lock(&s->lock);
 	}
+	/*
+	 * The queue's last CB may be the one that faulted (or one cancelled
+	 * behind it): work enqueued from now on that waits for "everything
+	 * before it" (a host function, an event) would wait for that CB and
+	 * find its error. One NOP that succeeds becomes the new last CB.
+	 */
+	if (!err && st.submitted && flex_device_wait(s->dev, s->qid, st.submitted, 0)) {
+		struct flex_cb nop = { .opcode = FLEX_CB_NOP };
+		uint64_t seq;
+
+		err = flex_device_submit(s->dev, s->qid, &nop, 1, 0, &seq);
+		if (!err)
+			err = flex_device_wait(s->dev, s->qid, seq, -1);
+		if (!err)
+			st.submitted = st.completed = seq;
+	}
 	if (!err) {
 		s->dev_faulted = 0;
 		s->has_host_err = 0;
@@ -1125,7 +1141,7 @@ FLEX_EXPORT int flex_stream_reset(struct flex_stream *s)
 	}
 	pthread_mutex_unlock(&s->lock);
 	if (err)
-		return error_set(err, "stream %u: reset: %s", s->qid, strerror(-err));
+		return flex_error_set(err, "stream %u: reset: %s", s->qid, strerror(-err));
 	return 0;
 }
 
@@ -1135,9 +1151,4 @@ FLEX_EXPORT void flex_stream_get_stats(struct flex_stream *s, struct flex_stream
 	*st = s->stats;
 	st->corr_slot_bytes = atomic_load(&s->slot_size);
 	pthread_mutex_unlock(&s->lock);
-}
-
-FLEX_EXPORT const char *flex_stream_last_error(void)
-{
-	return flex_alloc_last_error();
 }

@@ -181,64 +181,64 @@ struct flex_stream {
 };
 
 /* stream.c, with s->lock held unless said otherwise. */
-int stream_poisoned(const struct flex_stream *s);
+int flex_stream_poisoned(const struct flex_stream *s);
 /* -EIO, with the message that says so. */
-int stream_poisoned_error(const struct flex_stream *s);
+int flex_stream_poisoned_error(const struct flex_stream *s);
 /* A job's start: scratch for @n CBs, the stream not poisoned, a launch number. */
-int stream_begin_job(struct flex_stream *s, const char *name, size_t n, struct flex_cb **cbs,
+int flex_stream_begin_job(struct flex_stream *s, const char *name, size_t n, struct flex_cb **cbs,
 		     uint64_t *launch);
-int stream_enqueue_cbs(struct flex_stream *s, struct flex_cb *cbs, uint32_t n);
-int stream_enqueue_item(struct flex_stream *s, struct item *it);
-uint64_t stream_new_launch(struct flex_stream *s, const char *name);
-void stream_host_error(struct flex_stream *s, int err, uint64_t user_data, const char *fmt, ...)
+int flex_stream_enqueue_cbs(struct flex_stream *s, struct flex_cb *cbs, uint32_t n);
+int flex_stream_enqueue_item(struct flex_stream *s, struct item *it);
+uint64_t flex_stream_new_launch(struct flex_stream *s, const char *name);
+void flex_stream_host_error(struct flex_stream *s, int err, uint64_t user_data, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-void stream_defer(struct flex_stream *s, void *buf, flex_alloc_index_t slot);
+void flex_stream_defer(struct flex_stream *s, void *buf, flex_alloc_index_t slot);
 /* Free @buf (or @slot) once CB @seq completed. */
-void stream_defer_at(struct flex_stream *s, uint64_t seq, void *buf, flex_alloc_index_t slot);
+void flex_stream_defer_at(struct flex_stream *s, uint64_t seq, void *buf, flex_alloc_index_t slot);
 /* Run @g (the caller's): the caller submits what it can, a parked copy of it the rest. */
-int stream_enqueue_gen(struct flex_stream *s, struct gen *g);
-void stream_reap(struct flex_stream *s);
+int flex_stream_enqueue_gen(struct flex_stream *s, struct gen *g);
+void flex_stream_reap(struct flex_stream *s);
 /* Has CB @seq completed, or will it never run? @completed: the last completion seen. */
-int stream_seq_done(const struct flex_stream *s, uint64_t seq, uint64_t completed);
+int flex_stream_seq_done(const struct flex_stream *s, uint64_t seq, uint64_t completed);
 /* One FLEX_IOCTL_QUEUE_STATUS: note the completion (and a fault), free what it allows. */
-void stream_reap_now(struct flex_stream *s);
-struct flex_cb *stream_scratch(struct flex_stream *s, size_t n);
+void flex_stream_reap_now(struct flex_stream *s);
+struct flex_cb *flex_stream_scratch(struct flex_stream *s, size_t n);
 /* Without the lock: the stream's failure into @err (which may be NULL). */
-int stream_wait_submitted(struct flex_stream *s, uint64_t seq);
+int flex_stream_wait_submitted(struct flex_stream *s, uint64_t seq);
 /*
  * References: an event, or another stream's wait, keeps a stream's queue
  * and memory (not its worker) after flex_stream_destroy(), so that the
  * sequence numbers it names stay valid: the last put destroys the queue.
  */
-struct flex_stream *stream_get(struct flex_stream *s);
-void stream_put(struct flex_stream *s);
+struct flex_stream *flex_stream_get(struct flex_stream *s);
+void flex_stream_put(struct flex_stream *s);
 /* Lock held: a timing event's NOP, its fence exported once submitted. */
-int stream_enqueue_stamp(struct flex_stream *s, struct stamp *st);
-void stamp_put(struct stamp *st);
+int flex_stream_enqueue_stamp(struct flex_stream *s, struct stamp *st);
+void flex_stamp_put(struct stamp *st);
 
 /* context.c: the context's list of streams (takes ctx->lock). */
-void context_add_stream(struct flex_context *ctx, struct flex_stream *s);
+void flex_context_add_stream(struct flex_context *ctx, struct flex_stream *s);
 /* Unlist @s and add @final (its last counters) to the retired totals. */
-void context_remove_stream(struct flex_context *ctx, struct flex_stream *s,
+void flex_context_remove_stream(struct flex_context *ctx, struct flex_stream *s,
 			   const struct flex_stream_stats *final);
 
 /* context_report.c: append the context's report to ctx->report_path. */
-void context_write_exit_report(struct flex_context *ctx);
+void flex_context_write_exit_report(struct flex_context *ctx);
 
 /* launch.c: a DMA-only job's steps (takes the lock). */
-int launch_dma_steps(struct flex_stream *s, const char *name, const struct flex_step *steps,
+int flex_launch_dma_steps(struct flex_stream *s, const char *name, const struct flex_step *steps,
 		     uint32_t n_steps);
 
 /* copy.c, lock held: one DMA CB of any size (split when beyond one CB's); 0 bytes: nothing. */
-int copy_enqueue_dma(struct flex_stream *s, const struct flex_cb *cb);
+int flex_copy_enqueue_dma(struct flex_stream *s, const struct flex_cb *cb);
 /* copy.c: free the staging buffers (the stream is idle, its worker stopped). */
-void copy_stage_release(struct flex_stream *s);
+void flex_copy_stage_release(struct flex_stream *s);
 
 /* correction.c. Without s->lock: a slot of at least @bytes (grown if needed). */
-int corr_slot_ensure(struct flex_stream *s, uint64_t bytes);
-void corr_build(const struct flex_job *job, const struct flex_tensor *args,
+int flex_corr_slot_ensure(struct flex_stream *s, uint64_t bytes);
+void flex_corr_build(const struct flex_job *job, const struct flex_tensor *args,
 		const struct flex_vaddr *va, const uint32_t *seg_of_arg,
 		const uint64_t *byte_offset, int first_reduction, uint64_t *out);
-void corr_slot_release(struct flex_stream *s);
+void flex_corr_slot_release(struct flex_stream *s);
 
 #endif /* FLEX_STREAM_INTERNAL_H */

@@ -172,19 +172,19 @@ static int bad_strides(uint32_t ndim, const uint64_t *shape, const uint64_t *str
 	return -1;
 }
 
-FLEX_EXPORT int flex_sig_validate(const struct flex_kernel_sig *sig, char *err, size_t errlen)
+FLEX_EXPORT int flex_sig_validate(const struct flex_kernel_sig *sig)
 {
 	if (!sig)
-		return errbuf_printf(err, errlen, -EINVAL, "signature: NULL");
+		return flex_error_set(-EINVAL, "signature: NULL");
 	if (sig->n_args < 1 || sig->n_args > FLEX_KERNEL_MAX_ARGS)
-		return errbuf_printf(err, errlen, -EINVAL, "signature: n_args %u not in 1..%u",
+		return flex_error_set(-EINVAL, "signature: n_args %u not in 1..%u",
 				     sig->n_args, FLEX_KERNEL_MAX_ARGS);
 	if (sig->n_axes > FLEX_KERNEL_MAX_AXES)
-		return errbuf_printf(err, errlen, -EINVAL, "signature: n_axes %u above %u", sig->n_axes,
+		return flex_error_set(-EINVAL, "signature: n_axes %u above %u", sig->n_axes,
 				     FLEX_KERNEL_MAX_AXES);
 	for (uint32_t a = 0; a < sig->n_axes; a++)
 		if (!memchr(sig->axis_name[a], 0, sizeof(sig->axis_name[a])))
-			return errbuf_printf(err, errlen, -EINVAL,
+			return flex_error_set(-EINVAL,
 					     "signature: axis %u: name not NUL-terminated", a);
 	for (uint32_t i = 0; i < sig->n_args; i++) {
 		const struct flex_kernel_arg *ka = &sig->args[i];
@@ -194,37 +194,37 @@ FLEX_EXPORT int flex_sig_validate(const struct flex_kernel_sig *sig, char *err, 
 		int d;
 
 		if (!memchr(ka->name, 0, sizeof(ka->name)))
-			return errbuf_printf(err, errlen, -EINVAL,
+			return flex_error_set(-EINVAL,
 					     "signature: arg %u: name not NUL-terminated", i);
 		if (!es)
-			return errbuf_printf(err, errlen, -EINVAL, "signature: arg %u (%s): unknown dtype %d",
+			return flex_error_set(-EINVAL, "signature: arg %u (%s): unknown dtype %d",
 					     i, ka->name, (int)ka->dtype);
 		if (ka->ndim < 1 || ka->ndim > FLEX_MAX_DIMS)
-			return errbuf_printf(err, errlen, -EINVAL,
+			return flex_error_set(-EINVAL,
 					     "signature: arg %u (%s): ndim %u not in 1..%u", i, ka->name,
 					     ka->ndim, FLEX_MAX_DIMS);
 		for (d = 0; d < (int)ka->ndim; d++) {
 			if (!ka->shape[d])
-				return errbuf_printf(err, errlen, -EINVAL,
+				return flex_error_set(-EINVAL,
 						     "signature: arg %u (%s) dim %d: tile shape 0", i,
 						     ka->name, d);
 			if (ka->axis[d] < -1 || ka->axis[d] >= (int)sig->n_axes)
-				return errbuf_printf(err, errlen, -EINVAL,
+				return flex_error_set(-EINVAL,
 						     "signature: arg %u (%s) dim %d: axis %d not in -1..%d",
 						     i, ka->name, d, ka->axis[d], (int)sig->n_axes - 1);
 		}
 		if (elements(ka->ndim, ka->shape, &n) || __builtin_mul_overflow(n, es, &n))
-			return errbuf_printf(err, errlen, -EINVAL,
+			return flex_error_set(-EINVAL,
 					     "signature: arg %u (%s): tile size overflows 64 bits", i,
 					     ka->name);
 		if (ka->fixed_strides) {
 			d = bad_strides(ka->ndim, ka->shape, ka->strides, &why);
 			if (d >= 0)
-				return errbuf_printf(err, errlen, -EINVAL,
+				return flex_error_set(-EINVAL,
 						     "signature: arg %u (%s) dim %d: fixed strides: %s", i,
 						     ka->name, d, why);
 			if (span_bytes(ka->ndim, ka->shape, ka->strides, es, &n))
-				return errbuf_printf(err, errlen, -EINVAL,
+				return flex_error_set(-EINVAL,
 						     "signature: arg %u (%s): span overflows 64 bits", i,
 						     ka->name);
 		}
@@ -246,7 +246,7 @@ static void compute_order(const struct flex_kernel_sig *sig, struct flex_tiling 
 
 /* Check one argument's dtype, ndim and strides (everything but shapes). */
 static int check_layout(const struct flex_kernel_arg *ka, const struct flex_tensor *ta,
-			uint32_t i, char *err, size_t errlen)
+			uint32_t i)
 {
 	size_t es = flex_dtype_size(ka->dtype);
 	const char *why;
@@ -254,28 +254,28 @@ static int check_layout(const struct flex_kernel_arg *ka, const struct flex_tens
 	int d;
 
 	if (ta->dtype != ka->dtype)
-		return errbuf_printf(err, errlen, -EINVAL, "arg %u (%s): dtype %s, the kernel takes %s", i,
+		return flex_error_set(-EINVAL, "arg %u (%s): dtype %s, the kernel takes %s", i,
 				     ka->name, flex_dtype_name(ta->dtype) ?: "(unknown)",
 				     flex_dtype_name(ka->dtype));
 	if (ta->ndim != ka->ndim)
-		return errbuf_printf(err, errlen, -EINVAL, "arg %u (%s): %u dimensions, the kernel takes %u",
+		return flex_error_set(-EINVAL, "arg %u (%s): %u dimensions, the kernel takes %u",
 				     i, ka->name, ta->ndim, ka->ndim);
 	if (ta->byte_offset % es)
-		return errbuf_printf(err, errlen, -EINVAL,
+		return flex_error_set(-EINVAL,
 				     "arg %u (%s): byte offset %llu is not a multiple of the element size %zu",
 				     i, ka->name, (unsigned long long)ta->byte_offset, es);
 	d = bad_strides(ta->ndim, ta->shape, ta->strides, &why);
 	if (d >= 0)
-		return errbuf_printf(err, errlen, -EINVAL, "arg %u (%s) dim %d: stride %llu: %s", i,
+		return flex_error_set(-EINVAL, "arg %u (%s) dim %d: stride %llu: %s", i,
 				     ka->name, d, (unsigned long long)ta->strides[d], why);
 	if (span_bytes(ta->ndim, ta->shape, ta->strides, es, &span))
-		return errbuf_printf(err, errlen, -EINVAL,
+		return flex_error_set(-EINVAL,
 				     "arg %u (%s): shape x strides x %zu bytes overflows 64 bits", i,
 				     ka->name, es);
 	if (ka->fixed_strides) {
 		for (d = 0; d < (int)ka->ndim; d++)
 			if (ta->strides[d] != ka->strides[d])
-				return errbuf_printf(err, errlen, -EINVAL,
+				return flex_error_set(-EINVAL,
 						     "arg %u (%s) dim %d: stride %llu, the kernel is compiled for fixed stride %llu",
 						     i, ka->name, d, (unsigned long long)ta->strides[d],
 						     (unsigned long long)ka->strides[d]);
@@ -285,22 +285,21 @@ static int check_layout(const struct flex_kernel_arg *ka, const struct flex_tens
 
 FLEX_EXPORT int flex_tiling_plan(const struct flex_kernel_sig *sig,
 				 const struct flex_tensor *args, uint32_t n_args,
-				 int allow_tiled, struct flex_tiling *out, char *err,
-				 size_t errlen)
+				 int allow_tiled, struct flex_tiling *out)
 {
 	struct flex_tiling t;
 	/* Which argument and dimension first set each axis's count. */
 	int32_t set_by_arg[FLEX_KERNEL_MAX_AXES], set_by_dim[FLEX_KERNEL_MAX_AXES];
 	int ret;
 
-	ret = flex_sig_validate(sig, err, errlen);
+	ret = flex_sig_validate(sig);
 	if (ret)
 		return ret;
 	if (n_args != sig->n_args)
-		return errbuf_printf(err, errlen, -EINVAL, "%u arguments, the kernel takes %u", n_args,
+		return flex_error_set(-EINVAL, "%u arguments, the kernel takes %u", n_args,
 				     sig->n_args);
 	if (!args)
-		return errbuf_printf(err, errlen, -EINVAL, "arguments: NULL");
+		return flex_error_set(-EINVAL, "arguments: NULL");
 
 	memset(&t, 0, sizeof(t));
 	t.n_axes = sig->n_axes;
@@ -311,7 +310,7 @@ FLEX_EXPORT int flex_tiling_plan(const struct flex_kernel_sig *sig,
 	}
 
 	for (uint32_t i = 0; i < n_args; i++) {
-		ret = check_layout(&sig->args[i], &args[i], i, err, errlen);
+		ret = check_layout(&sig->args[i], &args[i], i);
 		if (ret)
 			return ret;
 	}
@@ -327,22 +326,22 @@ FLEX_EXPORT int flex_tiling_plan(const struct flex_kernel_sig *sig,
 			if (have == tile) {
 				count = 1;
 			} else if (!allow_tiled) {
-				return errbuf_printf(err, errlen, -EDOM,
+				return flex_error_set(-EDOM,
 						     "arg %u (%s) dim %u: %llu differs from the compiled tile %llu and tiled launch is not allowed",
 						     i, ka->name, d, (unsigned long long)have,
 						     (unsigned long long)tile);
 			} else if (ax < 0) {
-				return errbuf_printf(err, errlen, -EINVAL,
+				return flex_error_set(-EINVAL,
 						     "arg %u (%s) dim %u: %llu differs from the tile %llu, and this dimension is never tiled",
 						     i, ka->name, d, (unsigned long long)have,
 						     (unsigned long long)tile);
 			} else if (have < tile) {
-				return errbuf_printf(err, errlen, -EINVAL,
+				return flex_error_set(-EINVAL,
 						     "arg %u (%s) dim %u: %llu is smaller than the tile %llu",
 						     i, ka->name, d, (unsigned long long)have,
 						     (unsigned long long)tile);
 			} else if (have % tile) {
-				return errbuf_printf(err, errlen, -EINVAL,
+				return flex_error_set(-EINVAL,
 						     "arg %u (%s) dim %u: %llu is not a multiple of the tile %llu",
 						     i, ka->name, d, (unsigned long long)have,
 						     (unsigned long long)tile);
@@ -358,7 +357,7 @@ FLEX_EXPORT int flex_tiling_plan(const struct flex_kernel_sig *sig,
 			} else if (t.count[ax] != count) {
 				const struct flex_kernel_arg *o = &sig->args[set_by_arg[ax]];
 
-				return errbuf_printf(err, errlen, -EINVAL,
+				return flex_error_set(-EINVAL,
 						     "arg %u (%s) dim %u: %llu tiles along axis %s, but arg %d (%s) dim %d has %llu",
 						     i, ka->name, d, (unsigned long long)count,
 						     sig->axis_name[ax], set_by_arg[ax], o->name,
@@ -370,7 +369,7 @@ FLEX_EXPORT int flex_tiling_plan(const struct flex_kernel_sig *sig,
 	t.n_iters = 1;
 	for (uint32_t a = 0; a < t.n_axes; a++)
 		if (__builtin_mul_overflow(t.n_iters, t.count[a], &t.n_iters))
-			return errbuf_printf(err, errlen, -EINVAL,
+			return flex_error_set(-EINVAL,
 					     "the number of tiles overflows 64 bits (axis %s)",
 					     sig->axis_name[a]);
 	compute_order(sig, &t);

@@ -79,7 +79,7 @@
 
 static void die(const char *what, int err)
 {
-	fprintf(stderr, "alloc_bench: %s failed (%d): %s\n", what, err, flex_alloc_last_error());
+	fprintf(stderr, "alloc_bench: %s failed (%d): %s\n", what, err, flex_last_error());
 	exit(1);
 }
 
@@ -188,7 +188,7 @@ static struct flex_alloc *one_region_allocator(uint64_t pool,
 static void fill(struct flex_alloc *a, const struct trace *t, flex_alloc_index_t *live)
 {
 	for (size_t i = 0; i < t->live; i++) {
-		int err = flex_alloc_alloc(a, t->fill[i], FLEX_ALLOC_TENSOR, &live[i]);
+		int err = flex_alloc_block_alloc(a, t->fill[i], FLEX_ALLOC_TENSOR, &live[i]);
 
 		if (err)
 			die("fill", err);
@@ -216,9 +216,9 @@ static void steps(struct flex_alloc *a, const struct trace *t, flex_alloc_index_
 
 		if (i + CALLER_PREFETCH < to)
 			__builtin_prefetch(&live[t->victim[i + CALLER_PREFETCH]], 1);
-		err = flex_alloc_free(a, live[v]);
+		err = flex_alloc_block_free(a, live[v]);
 		if (!err)
-			err = flex_alloc_alloc(a, t->size[i], FLEX_ALLOC_TENSOR, &live[v]);
+			err = flex_alloc_block_alloc(a, t->size[i], FLEX_ALLOC_TENSOR, &live[v]);
 		if (err)
 			die("steady step", err);
 	}
@@ -332,7 +332,7 @@ static void frag_and_util(enum flex_alloc_block_strategy strategy, double *frag_
 		if (st.fragmentation > peak)
 			peak = st.fragmentation;
 	}
-	while (flex_alloc_alloc(a, trace_size(&seed), FLEX_ALLOC_TENSOR, &extra) == 0)
+	while (flex_alloc_block_alloc(a, trace_size(&seed), FLEX_ALLOC_TENSOR, &extra) == 0)
 		;
 	flex_alloc_get_stats(a, &st);
 	*frag_peak = peak;

@@ -39,7 +39,7 @@
 static void die(const char *what, int err)
 {
 	fprintf(stderr, "launch_bench: %s: %s (%s)\n", what, strerror(-err),
-		flex_job_last_error());
+		flex_last_error());
 	exit(1);
 }
 
@@ -73,7 +73,7 @@ int main(void)
 	enum { M = TILE * GRID, N = TILE * GRID, K = TILE, NT = GRID * GRID };
 	struct flex_context *ctx;
 	struct flex_stream *s;
-	struct flex_kernel kern;
+	struct flex_kernel *kern;
 	struct flex_job *job, *job2;
 	struct flex_tensor t2[3];
 	double big_us, big_sync_us;
@@ -87,18 +87,17 @@ int main(void)
 	double lib_us[ROUNDS], raw_us[ROUNDS], t0;
 	uint32_t raw_q;
 	uint64_t first_compute;
-	char err[128];
 	int i, r, e;
 
-	e = flex_context_open("/dev/flex0", &ctx);
+	e = flex_context_new_from_path("/dev/flex0", &ctx);
 	if (e)
 		die("context", e);
 	s = flex_context_default_stream(ctx);
 	al = flex_context_allocator(ctx);
-	e = flex_kernel_matmul(FLEX_DTYPE_INT32, TILE, TILE, TILE, &kern, err, sizeof(err));
+	e = flex_kernel_new_matmul(FLEX_DTYPE_INT32, TILE, TILE, TILE, &kern);
 	if (e)
-		die(err, e);
-	e = flex_context_load_program(ctx, kern.binary, kern.binary_size, &bin);
+		die("kernel", e);
+	e = flex_context_load_program(ctx, kern->binary, kern->binary_size, &bin);
 	if (e)
 		die("load", e);
 	{
@@ -107,15 +106,15 @@ int main(void)
 			flex_step_simple(FLEX_STEP_COMPUTE),
 		};
 
-		e = flex_job_new_kernel("matmul", bin, &kern.sig, kern.corr, kern.n_corr, plan, 3,
+		e = flex_job_new_kernel("matmul", bin, &kern->sig, kern->corr, kern->n_corr, plan, 3,
 					&job);
 		if (e)
 			die("job", e);
 	}
-	if ((e = flex_alloc_alloc(al, (uint64_t)M * K * 4, FLEX_ALLOC_TENSOR, &A)) ||
-	    (e = flex_alloc_alloc(al, (uint64_t)K * N * 4, FLEX_ALLOC_TENSOR, &B)) ||
-	    (e = flex_alloc_alloc(al, (uint64_t)M * N * 4, FLEX_ALLOC_TENSOR, &C)) ||
-	    (e = flex_alloc_alloc(al, 256, FLEX_ALLOC_TENSOR, &slot_idx)))
+	if ((e = flex_alloc_block_alloc(al, (uint64_t)M * K * 4, FLEX_ALLOC_TENSOR, &A)) ||
+	    (e = flex_alloc_block_alloc(al, (uint64_t)K * N * 4, FLEX_ALLOC_TENSOR, &B)) ||
+	    (e = flex_alloc_block_alloc(al, (uint64_t)M * N * 4, FLEX_ALLOC_TENSOR, &C)) ||
+	    (e = flex_alloc_block_alloc(al, 256, FLEX_ALLOC_TENSOR, &slot_idx)))
 		die("alloc", e);
 	t[0] = (struct flex_tensor){ .index = A, .dtype = FLEX_DTYPE_INT32, .ndim = 2,
 				     .shape = { M, K }, .strides = { K, 1 } };
@@ -125,11 +124,11 @@ int main(void)
 				     .shape = { M, N }, .strides = { N, 1 } };
 
 	/* The raw CBs: what the library builds, on a queue of the same depth. */
-	flex_alloc_resolve(al, A, &va[0], NULL);
-	flex_alloc_resolve(al, B, &va[1], NULL);
-	flex_alloc_resolve(al, C, &va[2], NULL);
-	flex_alloc_resolve(al, bin, &prog, NULL);
-	flex_alloc_resolve(al, slot_idx, &slot, NULL);
+	flex_alloc_block_resolve(al, A, &va[0], NULL);
+	flex_alloc_block_resolve(al, B, &va[1], NULL);
+	flex_alloc_block_resolve(al, C, &va[2], NULL);
+	flex_alloc_block_resolve(al, bin, &prog, NULL);
+	flex_alloc_block_resolve(al, slot_idx, &slot, NULL);
 	e = flex_device_queue_create(flex_context_device(ctx), FLEX_QUEUE_PRIO_NORMAL,
 				     FLEX_QUEUE_MAX_DEPTH, &raw_q);
 	if (e)
@@ -139,7 +138,7 @@ int main(void)
 		struct flex_cb *d = &raw[2 * i], *c = &raw[2 * i + 1];
 		int j;
 
-		/* Tile 0's correction tensor (slots as flex_kernel_matmul() documents). */
+		/* Tile 0's correction tensor (slots as flex_kernel_new_matmul() documents). */
 		corr[i][0] = FLEX_ADDR(0, va[0].offset);
 		corr[i][1] = FLEX_ADDR(1, va[1].offset);
 		corr[i][2] = FLEX_ADDR(2, va[2].offset);
@@ -151,7 +150,7 @@ int main(void)
 		d->dma.host_ptr = (uint64_t)(uintptr_t)corr[i];
 		d->dma.dev.region_id = slot.region_id;
 		d->dma.dev.offset = slot.offset;
-		d->dma.size = kern.n_corr * 8;
+		d->dma.size = kern->n_corr * 8;
 		c->opcode = FLEX_CB_COMPUTE;
 		c->compute.program.region_id = prog.region_id;
 		c->compute.program.offset = prog.offset;
@@ -204,22 +203,22 @@ int main(void)
 	/* 2. Does a 64-tile launch return before the first tile has run? */
 	{
 		enum { BM = BIG * GRID };
-		struct flex_kernel big;
+		struct flex_kernel *big;
 		struct flex_step plan[3] = {
 			flex_step_host_op(NULL, NULL), flex_step_simple(FLEX_STEP_DMA_CORRECTION),
 			flex_step_simple(FLEX_STEP_COMPUTE),
 		};
 		flex_alloc_index_t A2, B2, C2, bin2;
 
-		e = flex_kernel_matmul(FLEX_DTYPE_INT32, BIG, BIG, BIG, &big, err, sizeof(err));
+		e = flex_kernel_new_matmul(FLEX_DTYPE_INT32, BIG, BIG, BIG, &big);
 		if (e)
-			die(err, e);
-		if ((e = flex_context_load_program(ctx, big.binary, big.binary_size, &bin2)) ||
-		    (e = flex_job_new_kernel("matmul_big", bin2, &big.sig, big.corr, big.n_corr,
+			die("kernel", e);
+		if ((e = flex_context_load_program(ctx, big->binary, big->binary_size, &bin2)) ||
+		    (e = flex_job_new_kernel("matmul_big", bin2, &big->sig, big->corr, big->n_corr,
 					     plan, 3, &job2)) ||
-		    (e = flex_alloc_alloc(al, (uint64_t)BM * BIG * 4, FLEX_ALLOC_TENSOR, &A2)) ||
-		    (e = flex_alloc_alloc(al, (uint64_t)BIG * BM * 4, FLEX_ALLOC_TENSOR, &B2)) ||
-		    (e = flex_alloc_alloc(al, (uint64_t)BM * BM * 4, FLEX_ALLOC_TENSOR, &C2)))
+		    (e = flex_alloc_block_alloc(al, (uint64_t)BM * BIG * 4, FLEX_ALLOC_TENSOR, &A2)) ||
+		    (e = flex_alloc_block_alloc(al, (uint64_t)BIG * BM * 4, FLEX_ALLOC_TENSOR, &B2)) ||
+		    (e = flex_alloc_block_alloc(al, (uint64_t)BM * BM * 4, FLEX_ALLOC_TENSOR, &C2)))
 			die("big job", e);
 		t2[0] = (struct flex_tensor){ .index = A2, .dtype = FLEX_DTYPE_INT32, .ndim = 2,
 					      .shape = { BM, BIG }, .strides = { BIG, 1 } };
@@ -227,7 +226,7 @@ int main(void)
 					      .shape = { BIG, BM }, .strides = { BM, 1 } };
 		t2[2] = (struct flex_tensor){ .index = C2, .dtype = FLEX_DTYPE_INT32, .ndim = 2,
 					      .shape = { BM, BM }, .strides = { BM, 1 } };
-		flex_kernel_release(&big);
+		flex_kernel_destroy(big);
 	}
 	flex_device_queue_status(flex_context_device(ctx), flex_stream_queue_id(s), &st);
 	first_compute = st.submitted + 2;	/* tile 0: its DMA, then its compute */
@@ -253,9 +252,9 @@ int main(void)
 	       st.completed < first_compute ? "yes" : "no");
 
 	flex_device_queue_destroy(flex_context_device(ctx), raw_q);
-	flex_job_free(job);
-	flex_job_free(job2);
-	flex_kernel_release(&kern);
+	flex_job_destroy(job);
+	flex_job_destroy(job2);
+	flex_kernel_destroy(kern);
 	flex_context_destroy(ctx);
 	return 0;
 }

@@ -61,7 +61,7 @@ TEST(copies_beyond_one_dma_cb_are_split_and_0_bytes_is_a_no_op)
 	sync_ok(_metadata, s, "head and tail");
 
 	flex_stream_get_stats(s, &before);
-	EXPECT_EQ(0, flex_stream_copy(s, 0, X, 0, h, size)) TH_LOG("%s", flex_job_last_error());
+	EXPECT_EQ(0, flex_stream_copy(s, 0, X, 0, h, size)) TH_LOG("%s", flex_last_error());
 	sync_ok(_metadata, s, "the split copy");
 	flex_stream_get_stats(s, &after);
 	EXPECT_EQ(3, after.cbs - before.cbs) TH_LOG("128 MiB + 128 MiB + the rest");
@@ -79,8 +79,8 @@ TEST(copies_beyond_one_dma_cb_are_split_and_0_bytes_is_a_no_op)
 
 	/* 0 bytes: nothing queued, in either direction, buffer or not. */
 	flex_stream_get_stats(s, &before);
-	EXPECT_EQ(0, flex_stream_copy(s, 1, X, 0, head, 0)) TH_LOG("%s", flex_job_last_error());
-	EXPECT_EQ(0, flex_stream_copy(s, 0, X, 0, NULL, 0)) TH_LOG("%s", flex_job_last_error());
+	EXPECT_EQ(0, flex_stream_copy(s, 1, X, 0, head, 0)) TH_LOG("%s", flex_last_error());
+	EXPECT_EQ(0, flex_stream_copy(s, 0, X, 0, NULL, 0)) TH_LOG("%s", flex_last_error());
 	flex_stream_get_stats(s, &after);
 	EXPECT_EQ(before.cbs, after.cbs);
 	EXPECT_EQ(before.jobs, after.jobs);
@@ -107,13 +107,13 @@ TEST(a_jobs_0_byte_dma_step_is_skipped)
 	steps[1] = flex_step_dma_to_device(X, 0, NULL, 0);
 	steps[2] = flex_step_dma_from_device(X, 0, out, sizeof(out));
 	ASSERT_EQ(0, flex_job_new("with_an_empty_step", steps, 3, &job))
-		TH_LOG("%s", flex_job_last_error());
-	ASSERT_EQ(0, flex_stream_launch(s, job, NULL, 0, 0)) TH_LOG("%s", flex_job_last_error());
+		TH_LOG("%s", flex_last_error());
+	ASSERT_EQ(0, flex_stream_launch(s, job, NULL, 0, 0)) TH_LOG("%s", flex_last_error());
 	sync_ok(_metadata, s, "job");
 	for (i = 0; i < 16 && out[i] == 5; i++)
 		;
 	EXPECT_EQ(16, i);
-	flex_job_free(job);
+	flex_job_destroy(job);
 	flex_context_destroy(ctx);
 }
 
@@ -145,7 +145,7 @@ TEST(staged_copies_leave_pageable_memory_to_the_caller)
 	size_t at;
 
 	ASSERT_NE(NULL, ctx);
-	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &s));
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &s));
 	X = alloc_bytes(_metadata, ctx, small);
 	Y = alloc_bytes(_metadata, ctx, big);
 	want = malloc(big);
@@ -157,14 +157,14 @@ TEST(staged_copies_leave_pageable_memory_to_the_caller)
 
 	ASSERT_EQ(0, engines_pause(1));
 	ASSERT_EQ(0, flex_stream_copy(s, FLEX_COPY_TO_DEVICE | FLEX_COPY_STAGED, X, 0, src,
-				      small)) TH_LOG("%s", flex_job_last_error());
+				      small)) TH_LOG("%s", flex_last_error());
 	memset(src, 0xab, small);	/* the caller's memory, its own again */
 	free(src);
 	EXPECT_EQ(-EBUSY, flex_stream_query(s, NULL)) TH_LOG("the copy must not have run yet");
 	ASSERT_EQ(0, engines_pause(0));
 	memset(out, 0, big);
 	ASSERT_EQ(0, flex_stream_copy(s, FLEX_COPY_FROM_DEVICE | FLEX_COPY_STAGED, X, 0, out,
-				      small)) TH_LOG("%s", flex_job_last_error());
+				      small)) TH_LOG("%s", flex_last_error());
 	for (at = 0; at < small && out[at] == want[at]; at++)
 		;
 	EXPECT_EQ(small, at) TH_LOG("byte %zu: %#x, expected %#x (0xab: the DMA read the "
@@ -173,10 +173,10 @@ TEST(staged_copies_leave_pageable_memory_to_the_caller)
 
 	/* More than the pool, both ways, then the direct path agrees. */
 	ASSERT_EQ(0, flex_stream_copy(s, FLEX_COPY_TO_DEVICE | FLEX_COPY_STAGED, Y, 0, want, big))
-		TH_LOG("%s", flex_job_last_error());
+		TH_LOG("%s", flex_last_error());
 	memset(out, 0, big);
 	ASSERT_EQ(0, flex_stream_copy(s, FLEX_COPY_STAGED, Y, 0, out, big))
-		TH_LOG("%s", flex_job_last_error());
+		TH_LOG("%s", flex_last_error());
 	at = 0;
 	while (at < big && out[at] == want[at])
 		at++;
@@ -190,8 +190,8 @@ TEST(staged_copies_leave_pageable_memory_to_the_caller)
 	/* Refusals: unknown flags, a range outside the allocation. */
 	EXPECT_EQ(-EINVAL, flex_stream_copy(s, 1U << 5, X, 0, out, 16));
 	EXPECT_EQ(-ERANGE, flex_stream_copy(s, FLEX_COPY_STAGED, X, small - 8, out, 16 + 128));
-	EXPECT_NE(NULL, strstr(flex_job_last_error(), "leave the allocation"))
-		TH_LOG("%s", flex_job_last_error());
+	EXPECT_NE(NULL, strstr(flex_last_error(), "leave the allocation"))
+		TH_LOG("%s", flex_last_error());
 	free(want);
 	free(out);
 	flex_stream_destroy(s);
@@ -254,14 +254,14 @@ TEST(device_copies_and_fills_at_any_offset_and_size)
 
 	/* B[5 ..] = A[3 ..]; A[10 ..] = A[0 ..] (overlap, up); A[0 ..] = A[17 ..] (down). */
 	ASSERT_EQ(0, flex_stream_copy_device(s, B, 5, A, 3, SZ - 9))
-		TH_LOG("%s", flex_job_last_error());
+		TH_LOG("%s", flex_last_error());
 	memcpy(wb + 5, wa + 3, SZ - 9);
 	ASSERT_EQ(0, flex_stream_copy_device(s, A, 10, A, 0, 100001));
 	memmove(wa + 10, wa, 100001);
 	ASSERT_EQ(0, flex_stream_copy_device(s, A, 0, A, 17, 50003));
 	memmove(wa, wa + 17, 50003);
 	/* Fills over B, each pattern at an odd offset with a cut last copy. */
-	ASSERT_EQ(0, flex_stream_fill(s, B, 1, 1000, &zero, 1)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_stream_fill(s, B, 1, 1000, &zero, 1)) TH_LOG("%s", flex_last_error());
 	ref_fill(wb, 1, 1000, &zero, 1);
 	ASSERT_EQ(0, flex_stream_fill(s, B, 1003, 999, &bf16, 2));
 	ref_fill(wb, 1003, 999, &bf16, 2);
@@ -286,10 +286,10 @@ TEST(device_copies_and_fills_at_any_offset_and_size)
 	flex_stream_get_stats(s, &after);
 	EXPECT_EQ(before.cbs, after.cbs);
 	EXPECT_EQ(-EINVAL, flex_stream_fill(s, B, 0, 16, &f, 3));
-	ASSERT_EQ(0, flex_alloc_resolve(flex_context_allocator(ctx), B, &va, &block));
+	ASSERT_EQ(0, flex_alloc_block_resolve(flex_context_allocator(ctx), B, &va, &block));
 	EXPECT_EQ(-ERANGE, flex_stream_copy_device(s, B, block - 4, A, 0, 8));
-	EXPECT_NE(NULL, strstr(flex_job_last_error(), "destination"))
-		TH_LOG("%s", flex_job_last_error());
+	EXPECT_NE(NULL, strstr(flex_last_error(), "destination"))
+		TH_LOG("%s", flex_last_error());
 	EXPECT_EQ(-ERANGE, flex_stream_fill(s, B, block, 1, &zero, 1));
 	EXPECT_EQ(0, flex_stream_fill(s, B, block - 1, 1, &zero, 1));	/* the last byte */
 	sync_ok(_metadata, s, "the last byte");
@@ -315,7 +315,7 @@ TEST(device_fills_and_copies_past_one_instruction)
 	ASSERT_TRUE(got && want);
 	s = flex_context_default_stream(ctx);
 	X = alloc_bytes(_metadata, ctx, n);
-	ASSERT_EQ(0, flex_stream_fill(s, X, 0, n, &u, 4)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_stream_fill(s, X, 0, n, &u, 4)) TH_LOG("%s", flex_last_error());
 	ASSERT_EQ(0, flex_stream_copy(s, FLEX_COPY_FROM_DEVICE, X, 0, got, n));
 	sync_ok(_metadata, s, "4-byte fill");
 	ref_fill(want, 0, n, &u, 4);
@@ -325,7 +325,7 @@ TEST(device_fills_and_copies_past_one_instruction)
 	sync_ok(_metadata, s, "8-byte fill");
 	ref_fill(want, 0, n, &v, 8);
 	expect_bytes(_metadata, got, want, n, "65 MiB + 3 of an 8-byte pattern");
-	flex_alloc_free(flex_context_allocator(ctx), X);
+	flex_alloc_block_free(flex_context_allocator(ctx), X);
 	X = alloc_bytes(_metadata, ctx, 1024);
 	Y = alloc_bytes(_metadata, ctx, 1024);
 	ASSERT_EQ(0, flex_stream_fill(s, X, 0, 1024, &u, 4));

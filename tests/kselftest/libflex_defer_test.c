@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Stream-ordered memory against the driver: a block freed after a
- * FlexStream's work (flex_alloc_free_after() with flex_stream_alloc_queue())
+ * FlexStream's work (flex_alloc_block_free_after() with flex_stream_alloc_queue())
  * is not handed out again while that work is still queued; a use recorded
  * on another stream (recordStream) holds a plain free back until that
  * stream's work ran; destroying a stream frees what waited for it; and an
@@ -33,9 +33,9 @@ static struct flex_context *open_ctx(struct __test_metadata *_metadata)
 	cfg.num_fallback_sizes = 1;
 	cfg.fallback_sizes[0] = 2 * MiB;
 	cfg.max_regions = 1;
-	EXPECT_EQ(0, flex_device_open(FLEX_PF, &dev));
-	EXPECT_EQ(0, flex_context_new(dev, &cfg, &ctx)) TH_LOG("%s", flex_job_last_error());
-	flex_device_close(dev);
+	EXPECT_EQ(0, flex_device_new(FLEX_PF, &dev));
+	EXPECT_EQ(0, flex_context_new(dev, &cfg, &ctx)) TH_LOG("%s", flex_last_error());
+	flex_device_unref(dev);
 	return ctx;
 }
 
@@ -44,8 +44,8 @@ static flex_alloc_index_t alloc_block(struct __test_metadata *_metadata, struct 
 {
 	flex_alloc_index_t idx = 0;
 
-	EXPECT_EQ(0, flex_alloc_alloc(a, size, FLEX_ALLOC_TENSOR, &idx))
-		TH_LOG("%s", flex_alloc_last_error());
+	EXPECT_EQ(0, flex_alloc_block_alloc(a, size, FLEX_ALLOC_TENSOR, &idx))
+		TH_LOG("%s", flex_last_error());
 	return idx;
 }
 
@@ -53,7 +53,7 @@ static uint64_t offset_of(struct flex_alloc *a, flex_alloc_index_t idx)
 {
 	struct flex_vaddr va = { 0 };
 
-	flex_alloc_resolve(a, idx, &va, NULL);
+	flex_alloc_block_resolve(a, idx, &va, NULL);
 	return va.offset;
 }
 
@@ -77,14 +77,14 @@ TEST(a_block_freed_after_a_stream_waits_for_its_work)
 
 	ASSERT_NE(NULL, ctx);
 	a = flex_context_allocator(ctx);
-	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &s));
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &s));
 	x = alloc_block(_metadata, a, BLOCK);
 	xoff = offset_of(a, x);
 
 	ASSERT_EQ(0, engines_pause(1));
 	ASSERT_EQ(0, flex_stream_copy(s, 1, x, 0, host, BLOCK));
-	ASSERT_EQ(0, flex_alloc_free_after(a, x, flex_stream_alloc_queue(s)));
-	EXPECT_EQ(-ENOENT, flex_alloc_resolve(a, x, &(struct flex_vaddr){ 0 }, NULL));
+	ASSERT_EQ(0, flex_alloc_block_free_after(a, x, flex_stream_alloc_queue(s)));
+	EXPECT_EQ(-ENOENT, flex_alloc_block_resolve(a, x, &(struct flex_vaddr){ 0 }, NULL));
 	EXPECT_EQ(1, stats(a).num_pending_frees);
 	/* The copy is still queued: its block must not come back. */
 	y = alloc_block(_metadata, a, BLOCK);
@@ -101,7 +101,7 @@ TEST(a_block_freed_after_a_stream_waits_for_its_work)
 	EXPECT_EQ(xoff, offset_of(a, z));
 
 	/* Nothing queued: freed at once. */
-	EXPECT_EQ(0, flex_alloc_free_after(a, z, flex_stream_alloc_queue(s)));
+	EXPECT_EQ(0, flex_alloc_block_free_after(a, z, flex_stream_alloc_queue(s)));
 	EXPECT_EQ(0, stats(a).num_pending_frees);
 	flex_stream_destroy(s);
 	flex_context_destroy(ctx);
@@ -117,12 +117,12 @@ TEST(a_use_on_another_stream_holds_a_plain_free)
 
 	ASSERT_NE(NULL, ctx);
 	a = flex_context_allocator(ctx);
-	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &t));
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &t));
 	x = alloc_block(_metadata, a, BLOCK);
-	ASSERT_EQ(0, flex_alloc_record_use(a, x, flex_stream_alloc_queue(t)));
+	ASSERT_EQ(0, flex_alloc_block_record_use(a, x, flex_stream_alloc_queue(t)));
 	ASSERT_EQ(0, engines_pause(1));
 	ASSERT_EQ(0, flex_stream_copy(t, 0, x, 0, host, BLOCK));
-	ASSERT_EQ(0, flex_alloc_free(a, x));
+	ASSERT_EQ(0, flex_alloc_block_free(a, x));
 	EXPECT_EQ(1, stats(a).num_pending_frees);
 	ASSERT_EQ(0, engines_pause(0));
 	/* Destroying the stream (after its work) frees what waited for it. */
@@ -152,23 +152,23 @@ TEST(no_room_waits_for_the_oldest_deferred_frees)
 
 	ASSERT_NE(NULL, ctx);
 	a = flex_context_allocator(ctx);
-	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &s));
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &s));
 	/* The stream's correction slot is not needed: DMA only. Fill the region. */
 	for (i = 0; i < n; i++)
-		if (flex_alloc_alloc(a, BLOCK, FLEX_ALLOC_TENSOR, &x[i]))
+		if (flex_alloc_block_alloc(a, BLOCK, FLEX_ALLOC_TENSOR, &x[i]))
 			break;
 	n = i;
 	ASSERT_LT(2, n);
 	ASSERT_EQ(0, engines_pause(1));
 	for (i = 0; i < n; i++) {
 		ASSERT_EQ(0, flex_stream_copy(s, 1, x[i], 0, host, BLOCK));
-		ASSERT_EQ(0, flex_alloc_free_after(a, x[i], flex_stream_alloc_queue(s)));
+		ASSERT_EQ(0, flex_alloc_block_free_after(a, x[i], flex_stream_alloc_queue(s)));
 	}
 	EXPECT_EQ(n, stats(a).num_pending_frees);
 	/* The engines resume in 200 ms; the allocation waits for the oldest copy. */
 	ASSERT_EQ(0, pthread_create(&th, NULL, unpause_later, NULL));
-	EXPECT_EQ(0, flex_alloc_alloc(a, BLOCK, FLEX_ALLOC_TENSOR, &y))
-		TH_LOG("%s", flex_alloc_last_error());
+	EXPECT_EQ(0, flex_alloc_block_alloc(a, BLOCK, FLEX_ALLOC_TENSOR, &y))
+		TH_LOG("%s", flex_last_error());
 	pthread_join(th, NULL);
 	EXPECT_LE(1, stats(a).num_pressure_retries);
 	EXPECT_EQ(0, stats(a).num_ooms);

@@ -21,15 +21,15 @@ TEST(device_api_errors_are_the_drivers)
 	struct flex_region_acquire a;
 	struct flex_device *dev;
 
-	EXPECT_EQ(-ENOENT, flex_device_open("/dev/no-such-flex", &dev));
-	EXPECT_EQ(-ENOTTY, flex_device_open("/dev/null", &dev));
-	ASSERT_EQ(0, flex_device_open(FLEX_PF, &dev));
+	EXPECT_EQ(-ENOENT, flex_device_new("/dev/no-such-flex", &dev));
+	EXPECT_EQ(-ENOTTY, flex_device_new("/dev/null", &dev));
+	ASSERT_EQ(0, flex_device_new(FLEX_PF, &dev));
 	EXPECT_EQ(-EINVAL, flex_device_region_acquire(dev, 4096, &a));
 	EXPECT_EQ(-E2BIG, flex_device_region_acquire(dev, 1ULL << 40, &a));
 	EXPECT_EQ(-ENOENT, flex_device_region_release(dev, 12345));
 	ASSERT_EQ(0, flex_device_region_acquire(dev, 2 * MiB, &a));
 	EXPECT_TRUE(region_dir_exists(a.handle));
-	flex_device_close(dev);
+	flex_device_unref(dev);
 	EXPECT_FALSE(region_dir_exists(a.handle));
 }
 
@@ -46,13 +46,13 @@ static struct flex_alloc *vf_allocator(struct __test_metadata *_metadata,
 	int i;
 
 	EXPECT_EQ(0, set_numvfs(1));
-	EXPECT_EQ(0, flex_device_open("/dev/flex0vf0", dev));
+	EXPECT_EQ(0, flex_device_new("/dev/flex0vf0", dev));
 	EXPECT_EQ(0, flex_region_source_from_device(*dev, &src));
-	EXPECT_EQ(0, flex_alloc_new(src, cfg, &a)) TH_LOG("%s", flex_alloc_last_error());
+	EXPECT_EQ(0, flex_alloc_new(src, cfg, &a)) TH_LOG("%s", flex_last_error());
 	flex_region_source_unref(src);
 	for (i = 0; a && i < 10; i++)
-		EXPECT_EQ(0, flex_alloc_alloc(a, 1000, FLEX_ALLOC_TENSOR, &idx[i]))
-			TH_LOG("alloc %d: %s", i, flex_alloc_last_error());
+		EXPECT_EQ(0, flex_alloc_block_alloc(a, 1000, FLEX_ALLOC_TENSOR, &idx[i]))
+			TH_LOG("alloc %d: %s", i, flex_last_error());
 	return a;
 }
 
@@ -78,7 +78,7 @@ TEST(vf_allocator_defaults_share_the_device)
 	EXPECT_EQ(sysfs_num(FLEX_SYSFS "/capacity") / 64, sysfs_num(FLEX_SYSFS "/used"));
 
 	/* A VirtualAddress names a table entry; its memory is reachable. */
-	ASSERT_EQ(0, flex_alloc_resolve(a, idx[9], &va, NULL));
+	ASSERT_EQ(0, flex_alloc_block_resolve(a, idx[9], &va, NULL));
 	EXPECT_GT(8, va.region_id);
 	EXPECT_EQ(0, va.offset % 128);
 	ASSERT_EQ(0, flex_device_region_mmap(dev, va.region_id, PROT_READ | PROT_WRITE,
@@ -89,12 +89,12 @@ TEST(vf_allocator_defaults_share_the_device)
 	munmap(map, len);
 
 	for (i = 0; i < 10; i++)
-		EXPECT_EQ(0, flex_alloc_free(a, idx[i]));
-	EXPECT_EQ(-ENOENT, flex_alloc_free(a, idx[0]));
+		EXPECT_EQ(0, flex_alloc_block_free(a, idx[i]));
+	EXPECT_EQ(-ENOENT, flex_alloc_block_free(a, idx[0]));
 	flex_alloc_destroy(a);
 	EXPECT_EQ(0, sysfs_num("/sys/class/flex/flex0vf0/table_used"));
 	EXPECT_EQ(0, sysfs_num(FLEX_SYSFS "/used"));
-	flex_device_close(dev);
+	flex_device_unref(dev);
 	EXPECT_EQ(0, set_numvfs(0));
 }
 
@@ -121,7 +121,7 @@ TEST(vf_allocator_is_bounded_by_the_lookup_table)
 	EXPECT_EQ(8 * 64 * MiB, sysfs_num(FLEX_SYSFS "/used"));
 	flex_alloc_destroy(a);
 	EXPECT_EQ(0, sysfs_num("/sys/class/flex/flex0vf0/table_used"));
-	flex_device_close(dev);
+	flex_device_unref(dev);
 	EXPECT_EQ(0, set_numvfs(0));
 }
 
@@ -137,7 +137,7 @@ TEST(vf_quota_scales_the_default_regions)
 
 	ASSERT_EQ(0, set_numvfs(1));
 	ASSERT_EQ(0, sysfs_write("/sys/class/flex/flex0vf0/quota_capacity", "16G"));
-	ASSERT_EQ(0, flex_device_open("/dev/flex0vf0", &dev));
+	ASSERT_EQ(0, flex_device_new("/dev/flex0vf0", &dev));
 	ASSERT_EQ(0, flex_region_source_from_device(dev, &src));
 	ASSERT_EQ(0, flex_region_source_get_info(src, &info));
 	EXPECT_EQ(16 * GiB, info.capacity);
@@ -145,8 +145,8 @@ TEST(vf_quota_scales_the_default_regions)
 	EXPECT_EQ(2 * MiB, info.region_align);
 	EXPECT_EQ(8, info.table_entries);
 	EXPECT_EQ(0, info.table_used);
-	ASSERT_EQ(0, flex_alloc_new(src, NULL, &a)) TH_LOG("%s", flex_alloc_last_error());
-	ASSERT_EQ(0, flex_alloc_alloc(a, 4096, FLEX_ALLOC_TENSOR, &x));
+	ASSERT_EQ(0, flex_alloc_new(src, NULL, &a)) TH_LOG("%s", flex_last_error());
+	ASSERT_EQ(0, flex_alloc_block_alloc(a, 4096, FLEX_ALLOC_TENSOR, &x));
 	ASSERT_EQ(0, flex_alloc_get_region_stats(a, 0, &rs));
 	EXPECT_EQ(16 * GiB / 64, rs.size);
 	ASSERT_EQ(0, flex_region_source_get_info(src, &info));
@@ -154,7 +154,7 @@ TEST(vf_quota_scales_the_default_regions)
 	EXPECT_EQ(1, info.table_used);
 	flex_alloc_destroy(a);
 	flex_region_source_unref(src);
-	flex_device_close(dev);
+	flex_device_unref(dev);
 	EXPECT_EQ(0, set_numvfs(0));
 }
 
@@ -169,20 +169,20 @@ TEST(pf_allocator_with_fixed_regions_uses_physical_ids)
 	struct flex_vaddr v1, v2;
 	struct flex_region_info info;
 
-	ASSERT_EQ(0, flex_device_open(FLEX_PF, &dev));
+	ASSERT_EQ(0, flex_device_new(FLEX_PF, &dev));
 	ASSERT_EQ(0, flex_region_source_from_device(dev, &src));
 	flex_alloc_config_init(&cfg);
 	cfg.region_strategy = FLEX_ALLOC_FILL_FIRST;
 	cfg.fixed_regions = 2;
-	ASSERT_EQ(0, flex_alloc_new(src, &cfg, &a)) TH_LOG("%s", flex_alloc_last_error());
+	ASSERT_EQ(0, flex_alloc_new(src, &cfg, &a)) TH_LOG("%s", flex_last_error());
 	flex_region_source_unref(src);
 	/* Fixed regions with the scaled sizes: the largest, a quarter of the device. */
 	EXPECT_EQ(2 * (sysfs_num(FLEX_SYSFS "/capacity") / 4), sysfs_num(FLEX_SYSFS "/used"));
 
-	ASSERT_EQ(0, flex_alloc_alloc(a, 64 * MiB, FLEX_ALLOC_TENSOR, &i1));
-	ASSERT_EQ(0, flex_alloc_alloc(a, 64 * MiB, FLEX_ALLOC_TENSOR, &i2));
-	ASSERT_EQ(0, flex_alloc_resolve(a, i1, &v1, NULL));
-	ASSERT_EQ(0, flex_alloc_resolve(a, i2, &v2, NULL));
+	ASSERT_EQ(0, flex_alloc_block_alloc(a, 64 * MiB, FLEX_ALLOC_TENSOR, &i1));
+	ASSERT_EQ(0, flex_alloc_block_alloc(a, 64 * MiB, FLEX_ALLOC_TENSOR, &i2));
+	ASSERT_EQ(0, flex_alloc_block_resolve(a, i1, &v1, NULL));
+	ASSERT_EQ(0, flex_alloc_block_resolve(a, i2, &v2, NULL));
 	/* FillFirst packs both into one region, back to back. */
 	EXPECT_EQ(v1.region_id, v2.region_id);
 	EXPECT_EQ(v1.offset + 64 * MiB, v2.offset);
@@ -197,7 +197,7 @@ TEST(pf_allocator_with_fixed_regions_uses_physical_ids)
 		  sysfs_num(FLEX_SYSFS "/regions/%llu/phys_addr", (unsigned long long)info.handle));
 	flex_alloc_destroy(a);
 	EXPECT_EQ(0, sysfs_num(FLEX_SYSFS "/used"));
-	flex_device_close(dev);
+	flex_device_unref(dev);
 }
 
 /* The functions present, from sysfs, and FLEX_DEVICE choosing one. */
@@ -228,13 +228,13 @@ TEST(enumerate_and_select_with_flex_device)
 
 	/* FLEX_DEVICE picks the node (a path or a name), and so the mode. */
 	setenv("FLEX_DEVICE", "/dev/flex0vf1", 1);
-	ASSERT_EQ(0, flex_device_open(NULL, &dev));
+	ASSERT_EQ(0, flex_device_new(NULL, &dev));
 	ASSERT_EQ(0, flex_device_query(dev, &q));
 	EXPECT_EQ(FLEX_MODE_VF, q.mode);
 	EXPECT_EQ(1, q.vf_index);
-	flex_device_close(dev);
+	flex_device_unref(dev);
 	setenv("FLEX_DEVICE", "flex0vf0", 1);
-	ASSERT_EQ(0, flex_context_open(NULL, &ctx)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_context_new_from_path(NULL, &ctx)) TH_LOG("%s", flex_last_error());
 	ASSERT_EQ(0, flex_device_query(flex_context_device(ctx), &q));
 	EXPECT_EQ(FLEX_MODE_VF, q.mode);
 	EXPECT_EQ(0, q.vf_index);
@@ -242,10 +242,10 @@ TEST(enumerate_and_select_with_flex_device)
 	EXPECT_EQ(8, st.max_regions);
 	flex_context_destroy(ctx);
 	unsetenv("FLEX_DEVICE");
-	ASSERT_EQ(0, flex_device_open(NULL, &dev));
+	ASSERT_EQ(0, flex_device_new(NULL, &dev));
 	ASSERT_EQ(0, flex_device_query(dev, &q));
 	EXPECT_EQ(FLEX_MODE_PF, q.mode);
-	flex_device_close(dev);
+	flex_device_unref(dev);
 	EXPECT_EQ(0, set_numvfs(0));
 	ASSERT_EQ(0, flex_device_enumerate(d, 8, &n));
 	EXPECT_EQ(1, n);

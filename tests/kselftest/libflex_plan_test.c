@@ -41,9 +41,9 @@ static struct flex_context *open_ctx(struct __test_metadata *_metadata, uint64_t
 	cfg.fallback_sizes[0] = region;
 	cfg.fixed_regions = fixed;
 	cfg.max_regions = fixed ? fixed : 12;
-	EXPECT_EQ(0, flex_device_open(FLEX_PF, &dev));
-	EXPECT_EQ(0, flex_context_new(dev, &cfg, &ctx)) TH_LOG("%s", flex_job_last_error());
-	flex_device_close(dev);
+	EXPECT_EQ(0, flex_device_new(FLEX_PF, &dev));
+	EXPECT_EQ(0, flex_context_new(dev, &cfg, &ctx)) TH_LOG("%s", flex_last_error());
+	flex_device_unref(dev);
 	return ctx;
 }
 
@@ -101,14 +101,14 @@ static int run_cmd(const char *cmd, char *buf, size_t len)
 static void write_matmul_plan(struct __test_metadata *_metadata, const char *dir,
 			      const char *corr)
 {
-	struct flex_kernel k;
+	struct flex_kernel *k;
 	char path[PATH_MAX];
 	FILE *f;
 
-	ASSERT_EQ(0, flex_kernel_matmul(FLEX_DTYPE_INT32, 16, 16, 16, &k, NULL, 0));
+	ASSERT_EQ(0, flex_kernel_new_matmul(FLEX_DTYPE_INT32, 16, 16, 16, &k));
 	snprintf(path, sizeof(path), "%s/mm.bin", dir);
-	ASSERT_EQ(0, flex_program_write_file(path, k.binary, k.binary_size));
-	flex_kernel_release(&k);
+	ASSERT_EQ(0, flex_program_write_file(path, k->binary, k->binary_size));
+	flex_kernel_destroy(k);
 	snprintf(path, sizeof(path), "%s/plan.json", dir);
 	f = fopen(path, "w");
 	ASSERT_NE(NULL, f);
@@ -147,7 +147,6 @@ TEST(loaded_binaries_are_program_allocations_holding_the_bytes)
 	struct flex_loaded_plan *lp = NULL;
 	struct flex_manifest *m = NULL;
 	char dir[PATH_MAX], gen[PATH_MAX], cmd[3 * PATH_MAX], out[4096], path[PATH_MAX + 16];
-	char err[1024];
 
 	ASSERT_NE(NULL, ctx);
 	tool_path(gen, sizeof(gen), "flex-plan-gen");
@@ -162,9 +161,9 @@ TEST(loaded_binaries_are_program_allocations_holding_the_bytes)
 		 gen, dir);
 	ASSERT_EQ(0, run_cmd(cmd, out, sizeof(out))) TH_LOG("%s", out);
 	snprintf(path, sizeof(path), "%s/plan.json", dir);
-	ASSERT_EQ(0, flex_manifest_parse(path, &m, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, flex_manifest_new_from_file(path, &m)) TH_LOG("%s", flex_last_error());
 	ASSERT_EQ(3, flex_manifest_n_jobs(m));
-	ASSERT_EQ(0, flex_manifest_load(ctx, m, NULL, &lp, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, flex_loaded_plan_new(ctx, m, NULL, &lp)) TH_LOG("%s", flex_last_error());
 	ASSERT_EQ(3, flex_plan_n_jobs(flex_loaded_plan_plan(lp)));
 
 	for (uint32_t i = 0; i < 3; i++) {
@@ -178,7 +177,7 @@ TEST(loaded_binaries_are_program_allocations_holding_the_bytes)
 		EXPECT_STREQ(j->name, flex_job_name(job));
 		EXPECT_EQ(bin, flex_job_binary(job));
 		EXPECT_EQ(1, flex_job_is_kernel(job));
-		ASSERT_EQ(0, flex_alloc_resolve(flex_context_allocator(ctx), bin, &va, &size));
+		ASSERT_EQ(0, flex_alloc_block_resolve(flex_context_allocator(ctx), bin, &va, &size));
 		/* Program allocations are carved top-down: in the region's last MiB. */
 		EXPECT_GE(va.offset, 63 * MiB) TH_LOG("job %s: binary at offset 0x%llx", j->name,
 						      (unsigned long long)va.offset);
@@ -190,8 +189,8 @@ TEST(loaded_binaries_are_program_allocations_holding_the_bytes)
 			TH_LOG("job %s: device bytes differ from %s", j->name, j->binary_path);
 		munmap(map, len);
 	}
-	flex_loaded_plan_free(lp);
-	flex_manifest_free(m);
+	flex_loaded_plan_destroy(lp);
+	flex_manifest_destroy(m);
 	flex_context_destroy(ctx);
 }
 
@@ -203,7 +202,7 @@ TEST(load_fails_cleanly_without_program_memory)
 	struct flex_loaded_plan *lp = NULL;
 	struct flex_manifest *m = NULL;
 	flex_alloc_index_t fill[64];
-	char dir[PATH_MAX], path[PATH_MAX + 16], err[1024];
+	char dir[PATH_MAX], path[PATH_MAX + 16];
 	int n = 0;
 
 	ASSERT_NE(NULL, ctx);
@@ -212,27 +211,27 @@ TEST(load_fails_cleanly_without_program_memory)
 	ASSERT_NE(0, dir[0]);
 	write_matmul_plan(_metadata, dir, GOOD_CORR);
 	snprintf(path, sizeof(path), "%s/plan.json", dir);
-	ASSERT_EQ(0, flex_manifest_parse(path, &m, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, flex_manifest_new_from_file(path, &m)) TH_LOG("%s", flex_last_error());
 
 	/* Take every block of the one 2 MiB region. */
-	while (n < 64 && !flex_alloc_alloc(a, 64 * 1024, FLEX_ALLOC_TENSOR, &fill[n]))
+	while (n < 64 && !flex_alloc_block_alloc(a, 64 * 1024, FLEX_ALLOC_TENSOR, &fill[n]))
 		n++;
-	while (n < 64 && !flex_alloc_alloc(a, 128, FLEX_ALLOC_TENSOR, &fill[n]))
+	while (n < 64 && !flex_alloc_block_alloc(a, 128, FLEX_ALLOC_TENSOR, &fill[n]))
 		n++;
 	ASSERT_LT(n, 64);
 	flex_alloc_get_stats(a, &before);
-	EXPECT_EQ(-ENOMEM, flex_manifest_load(ctx, m, NULL, &lp, err, sizeof(err)));
-	EXPECT_NE(NULL, strstr(err, "plan.json: job \"mm\": binary: allocating 288 bytes"))
-		TH_LOG("message: %s", err);
+	EXPECT_EQ(-ENOMEM, flex_loaded_plan_new(ctx, m, NULL, &lp));
+	EXPECT_NE(NULL, strstr(flex_last_error(), "plan.json: job \"mm\": binary: allocating 288 bytes"))
+		TH_LOG("message: %s", flex_last_error());
 	flex_alloc_get_stats(a, &after);
 	EXPECT_EQ(before.num_live_blocks, after.num_live_blocks);
 
 	/* Room again: the same manifest loads. */
 	for (int i = 0; i < n; i++)
-		flex_alloc_free(a, fill[i]);
-	ASSERT_EQ(0, flex_manifest_load(ctx, m, NULL, &lp, err, sizeof(err))) TH_LOG("%s", err);
-	flex_loaded_plan_free(lp);
-	flex_manifest_free(m);
+		flex_alloc_block_free(a, fill[i]);
+	ASSERT_EQ(0, flex_loaded_plan_new(ctx, m, NULL, &lp)) TH_LOG("%s", flex_last_error());
+	flex_loaded_plan_destroy(lp);
+	flex_manifest_destroy(m);
 	flex_context_destroy(ctx);
 }
 
@@ -245,7 +244,7 @@ TEST(a_fault_in_a_loaded_job_names_the_job_step_and_fault)
 	struct flex_manifest *m = NULL;
 	struct flex_stream_error se;
 	struct flex_tensor t[3];
-	char dir[PATH_MAX], path[PATH_MAX + 16], err[1024];
+	char dir[PATH_MAX], path[PATH_MAX + 16];
 
 	ASSERT_NE(NULL, ctx);
 	scratch_dir(dir, sizeof(dir));
@@ -256,9 +255,9 @@ TEST(a_fault_in_a_loaded_job_names_the_job_step_and_fault)
 			  "{\"kind\": \"stride\", \"arg\": \"A\", \"dim\": 0}, {\"kind\": \"stride\", \"arg\": \"B\", \"dim\": 0}, "
 			  "{\"kind\": \"accumulate\"}");
 	snprintf(path, sizeof(path), "%s/plan.json", dir);
-	ASSERT_EQ(0, flex_manifest_parse(path, &m, err, sizeof(err))) TH_LOG("%s", err);
-	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &s));
-	ASSERT_EQ(0, flex_manifest_load(ctx, m, s, &lp, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, flex_manifest_new_from_file(path, &m)) TH_LOG("%s", flex_last_error());
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &s));
+	ASSERT_EQ(0, flex_loaded_plan_new(ctx, m, s, &lp)) TH_LOG("%s", flex_last_error());
 	for (int i = 0; i < 3; i++) {
 		memset(&t[i], 0, sizeof(t[i]));
 		t[i].dtype = FLEX_DTYPE_INT32;
@@ -266,11 +265,11 @@ TEST(a_fault_in_a_loaded_job_names_the_job_step_and_fault)
 		t[i].shape[0] = t[i].shape[1] = 32;
 		t[i].strides[0] = 32;
 		t[i].strides[1] = 1;
-		ASSERT_EQ(0, flex_alloc_alloc(flex_context_allocator(ctx), 32 * 32 * 4,
+		ASSERT_EQ(0, flex_alloc_block_alloc(flex_context_allocator(ctx), 32 * 32 * 4,
 					      FLEX_ALLOC_TENSOR, &t[i].index));
 	}
 	ASSERT_EQ(0, flex_stream_launch(s, flex_plan_job(flex_loaded_plan_plan(lp), 0), t, 3, 0))
-		TH_LOG("%s", flex_job_last_error());
+		TH_LOG("%s", flex_last_error());
 	EXPECT_EQ(-ENOEXEC, flex_stream_synchronize(s, &se));
 	EXPECT_STREQ("mm", se.job);
 	EXPECT_EQ(FLEX_STEP_COMPUTE, se.step_kind);
@@ -284,17 +283,17 @@ TEST(a_fault_in_a_loaded_job_names_the_job_step_and_fault)
 		struct flex_alloc_stats before, after;
 
 		flex_alloc_get_stats(flex_context_allocator(ctx), &before);
-		EXPECT_EQ(-EIO, flex_manifest_load(ctx, m, s, &lp2, err, sizeof(err)));
-		EXPECT_NE(NULL, strstr(err, "job \"mm\": binary: DMA to the device")) TH_LOG("%s", err);
+		EXPECT_EQ(-EIO, flex_loaded_plan_new(ctx, m, s, &lp2));
+		EXPECT_NE(NULL, strstr(flex_last_error(), "job \"mm\": binary: DMA to the device")) TH_LOG("%s", flex_last_error());
 		flex_alloc_get_stats(flex_context_allocator(ctx), &after);
 		EXPECT_EQ(before.num_live_blocks, after.num_live_blocks);
 	}
 	EXPECT_EQ(0, flex_stream_reset(s));
 	for (int i = 0; i < 3; i++)
-		flex_alloc_free(flex_context_allocator(ctx), t[i].index);
-	flex_loaded_plan_free(lp);
+		flex_alloc_block_free(flex_context_allocator(ctx), t[i].index);
+	flex_loaded_plan_destroy(lp);
 	flex_stream_destroy(s);
-	flex_manifest_free(m);
+	flex_manifest_destroy(m);
 	flex_context_destroy(ctx);
 }
 
@@ -317,7 +316,7 @@ TEST(flex_run_matmul_matches_the_cpu)
 	enum { M = 96, K = 128, N = 64 };	/* tiles 32x32x32: 3 x 2 x 4 */
 	static int32_t A[M * K], B[K * N], ref[M * N];
 	char gen[PATH_MAX], run[PATH_MAX], dir[PATH_MAX], cmd[8 * PATH_MAX], out[8192];
-	char path[PATH_MAX + 16], err[256];
+	char path[PATH_MAX + 16], msg[256];
 	struct npy_array c;
 	uint64_t bad = 0;
 
@@ -352,7 +351,7 @@ TEST(flex_run_matmul_matches_the_cpu)
 	ASSERT_EQ(0, run_cmd(cmd, out, sizeof(out))) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "24 tiles")) TH_LOG("summary: %s", out);
 	snprintf(path, sizeof(path), "%s/c.npy", dir);
-	ASSERT_EQ(0, npy_read(path, &c, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, npy_read(path, &c, msg, sizeof(msg))) TH_LOG("%s", msg);
 	ASSERT_EQ(2, c.ndim);
 	ASSERT_EQ(M, c.shape[0]);
 	ASSERT_EQ(N, c.shape[1]);

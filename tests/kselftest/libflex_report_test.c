@@ -25,7 +25,7 @@ static int run_matmul(struct flex_context *ctx, struct flex_stream *s)
 	static int32_t a[M * K], b[K * N], c[M * N];
 	struct flex_alloc *al = flex_context_allocator(ctx);
 	flex_alloc_index_t prog, da, db, dc;
-	struct flex_kernel kern;
+	struct flex_kernel *kern;
 	struct flex_job *job;
 	int err;
 
@@ -34,18 +34,18 @@ static int run_matmul(struct flex_context *ctx, struct flex_stream *s)
 		flex_step_simple(FLEX_STEP_DMA_CORRECTION),
 		flex_step_simple(FLEX_STEP_COMPUTE),
 	};
-	err = flex_kernel_matmul(FLEX_DTYPE_INT32, TILE, TILE, TILE, &kern, NULL, 0);
+	err = flex_kernel_new_matmul(FLEX_DTYPE_INT32, TILE, TILE, TILE, &kern);
 	if (err)
 		return err;
-	err = flex_context_load_program(ctx, kern.binary, kern.binary_size, &prog);
+	err = flex_context_load_program(ctx, kern->binary, kern->binary_size, &prog);
 	if (!err)
-		err = flex_job_new_kernel("mm", prog, &kern.sig, kern.corr, kern.n_corr, plan, 3,
+		err = flex_job_new_kernel("mm", prog, &kern->sig, kern->corr, kern->n_corr, plan, 3,
 					  &job);
 	if (err)
 		return err;
-	if ((err = flex_alloc_alloc(al, sizeof(a), FLEX_ALLOC_TENSOR, &da)) ||
-	    (err = flex_alloc_alloc(al, sizeof(b), FLEX_ALLOC_TENSOR, &db)) ||
-	    (err = flex_alloc_alloc(al, sizeof(c), FLEX_ALLOC_TENSOR, &dc)))
+	if ((err = flex_alloc_block_alloc(al, sizeof(a), FLEX_ALLOC_TENSOR, &da)) ||
+	    (err = flex_alloc_block_alloc(al, sizeof(b), FLEX_ALLOC_TENSOR, &db)) ||
+	    (err = flex_alloc_block_alloc(al, sizeof(c), FLEX_ALLOC_TENSOR, &dc)))
 		return err;
 	struct flex_tensor args[3] = {
 		{ .index = da, .dtype = FLEX_DTYPE_INT32, .ndim = 2,
@@ -61,8 +61,8 @@ static int run_matmul(struct flex_context *ctx, struct flex_stream *s)
 	    (err = flex_stream_copy(s, 0, dc, 0, c, sizeof(c))) ||
 	    (err = flex_stream_synchronize(s, NULL)))
 		return err;
-	flex_job_free(job);
-	flex_kernel_release(&kern);
+	flex_job_destroy(job);
+	flex_kernel_destroy(kern);
 	return 0;
 }
 
@@ -98,9 +98,9 @@ FIXTURE(ctx) {
 
 FIXTURE_SETUP(ctx)
 {
-	ASSERT_EQ(0, flex_context_open(FLEX_PF, &self->ctx));
-	ASSERT_EQ(0, flex_stream_create(self->ctx, FLEX_STREAM_PRIO_HIGH, &self->s2));
-	ASSERT_EQ(0, run_matmul(self->ctx, self->s2)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_context_new_from_path(FLEX_PF, &self->ctx));
+	ASSERT_EQ(0, flex_stream_new(self->ctx, FLEX_STREAM_PRIO_HIGH, &self->s2));
+	ASSERT_EQ(0, run_matmul(self->ctx, self->s2)) TH_LOG("%s", flex_last_error());
 	flex_stream_get_stats(self->s2, &self->st2);
 	ASSERT_EQ((M / TILE) * (N / TILE) * (K / TILE), self->st2.tiles);
 }
@@ -211,11 +211,11 @@ TEST(flex_report_env_writes_the_report_at_destroy)
 
 	unlink(path);
 	setenv("FLEX_REPORT", path, 1);
-	ASSERT_EQ(0, flex_context_open(FLEX_PF, &ctx));
+	ASSERT_EQ(0, flex_context_new_from_path(FLEX_PF, &ctx));
 	unsetenv("FLEX_REPORT");
-	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_LOW, &s));
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_LOW, &s));
 	ASSERT_EQ(0, run_matmul(ctx, flex_context_default_stream(ctx)))
-		TH_LOG("%s", flex_job_last_error());
+		TH_LOG("%s", flex_last_error());
 	flex_stream_destroy(s);
 	flex_context_destroy(ctx);
 

@@ -59,35 +59,33 @@ static struct flex_job *kernel_job(struct __test_metadata *_metadata, struct fle
 	struct flex_job *job = NULL;
 
 	EXPECT_EQ(0, flex_context_load_program(ctx, k->binary, k->binary_size, &bin))
-		TH_LOG("%s", flex_job_last_error());
+		TH_LOG("%s", flex_last_error());
 	EXPECT_EQ(0, flex_job_new_kernel(name, bin, &k->sig, k->corr, k->n_corr, plan, 3, &job))
-		TH_LOG("%s", flex_job_last_error());
+		TH_LOG("%s", flex_last_error());
 	return job;
 }
 
 static struct flex_job *matmul_job(struct __test_metadata *_metadata, struct flex_context *ctx,
 				   enum flex_dtype dt, uint64_t m, uint64_t n, uint64_t k)
 {
-	struct flex_kernel kern;
+	struct flex_kernel *kern;
 	struct flex_job *job;
-	char err[128] = "";
 
-	EXPECT_EQ(0, flex_kernel_matmul(dt, m, n, k, &kern, err, sizeof(err))) TH_LOG("%s", err);
-	job = kernel_job(_metadata, ctx, &kern, kern.name);
-	flex_kernel_release(&kern);
+	EXPECT_EQ(0, flex_kernel_new_matmul(dt, m, n, k, &kern)) TH_LOG("%s", flex_last_error());
+	job = kernel_job(_metadata, ctx, kern, kern->name);
+	flex_kernel_destroy(kern);
 	return job;
 }
 
 static struct flex_job *add_job(struct __test_metadata *_metadata, struct flex_context *ctx,
 				uint64_t rows, uint64_t cols)
 {
-	struct flex_kernel kern;
+	struct flex_kernel *kern;
 	struct flex_job *job;
-	char err[128] = "";
 
-	EXPECT_EQ(0, flex_kernel_add(rows, cols, &kern, err, sizeof(err))) TH_LOG("%s", err);
-	job = kernel_job(_metadata, ctx, &kern, "add");
-	flex_kernel_release(&kern);
+	EXPECT_EQ(0, flex_kernel_new_add(FLEX_DTYPE_INT32,rows, cols, &kern)) TH_LOG("%s", flex_last_error());
+	job = kernel_job(_metadata, ctx, kern, "add");
+	flex_kernel_destroy(kern);
 	return job;
 }
 
@@ -165,7 +163,7 @@ TEST(fifo_order_chain_of_dependent_jobs_and_query)
 			b_host[r][i] = (r + 1) * (i + 1);
 		ASSERT_EQ(0, flex_stream_copy(s, 1, B, 0, b_host[r], sizeof(b_host[r])));
 		ASSERT_EQ(0, flex_stream_launch(s, add, args, 3, 0)) TH_LOG("%s",
-									 flex_job_last_error());
+									 flex_last_error());
 	}
 	ASSERT_EQ(0, flex_stream_copy(s, 0, A, 0, out, sizeof(out)));
 	/* Engines paused: nothing can have completed. */
@@ -184,7 +182,7 @@ TEST(fifo_order_chain_of_dependent_jobs_and_query)
 	EXPECT_LE(ROUNDS * 2 + ROUNDS + 2, st.cbs);
 	EXPECT_LE(1, st.synchronizes);
 	EXPECT_LE(ROUNDS * 6 * 8, st.bytes_dma - ROUNDS * sizeof(out));
-	flex_job_free(add);
+	flex_job_destroy(add);
 	flex_context_destroy(ctx);
 }
 
@@ -204,9 +202,9 @@ TEST(events_order_two_streams_and_export_sync_files)
 	int i, fence = -1;
 
 	ASSERT_NE(NULL, ctx);
-	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_LOW, &a));
-	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_HIGH, &b));
-	ASSERT_EQ(0, flex_event_create(&ev));
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_LOW, &a));
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_HIGH, &b));
+	ASSERT_EQ(0, flex_event_new(0, &ev));
 	EXPECT_EQ(0, flex_event_query(ev));	/* never recorded: complete */
 	matmul = matmul_job(_metadata, ctx, FLEX_DTYPE_INT32, M, M, M);
 	add = add_job(_metadata, ctx, M, M);
@@ -235,14 +233,14 @@ TEST(events_order_two_streams_and_export_sync_files)
 	ASSERT_EQ(0, engines_pause(1));
 	ASSERT_EQ(0, flex_stream_copy(a, 1, A, 0, ha, sizeof(ha)));
 	ASSERT_EQ(0, flex_stream_copy(a, 1, B, 0, hb, sizeof(hb)));
-	ASSERT_EQ(0, flex_stream_launch(a, matmul, mm, 3, 0)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_stream_launch(a, matmul, mm, 3, 0)) TH_LOG("%s", flex_last_error());
 	ASSERT_EQ(0, flex_event_record(ev, a));
 	ASSERT_EQ(0, flex_stream_wait_event(b, ev));
-	ASSERT_EQ(0, flex_stream_launch(b, add, ad, 3, 0)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_stream_launch(b, add, ad, 3, 0)) TH_LOG("%s", flex_last_error());
 	ASSERT_EQ(0, flex_stream_copy(b, 0, D, 0, out, sizeof(out)));
 	EXPECT_EQ(-EBUSY, flex_event_query(ev));
 	EXPECT_EQ(-EBUSY, flex_stream_query(b, NULL));
-	ASSERT_EQ(0, flex_event_export_sync_file(ev, &fence)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_event_export_sync_file(ev, &fence)) TH_LOG("%s", flex_last_error());
 	pfd = (struct pollfd){ .fd = fence, .events = POLLIN };
 	EXPECT_EQ(0, poll(&pfd, 1, 0));		/* not signalled while paused */
 	ASSERT_EQ(0, engines_pause(0));
@@ -257,8 +255,8 @@ TEST(events_order_two_streams_and_export_sync_files)
 	sync_ok(_metadata, a, "stream A");
 
 	flex_event_destroy(ev);
-	flex_job_free(matmul);
-	flex_job_free(add);
+	flex_job_destroy(matmul);
+	flex_job_destroy(add);
 	flex_stream_destroy(a);
 	flex_stream_destroy(b);
 	flex_context_destroy(ctx);
@@ -294,9 +292,9 @@ TEST(event_after_a_held_back_host_function)
 	int i;
 
 	ASSERT_NE(NULL, ctx);
-	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &a));
-	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &b));
-	ASSERT_EQ(0, flex_event_create(&ev));
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &a));
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &b));
+	ASSERT_EQ(0, flex_event_new(0, &ev));
 	X = alloc_bytes(_metadata, ctx, sizeof(v));
 	/* A: host function (blocked on the gate), then X = 7s. */
 	ASSERT_EQ(0, flex_stream_host_func(a, wait_gate, &g));
@@ -346,29 +344,29 @@ TEST(an_event_outlives_its_stream)
 	int fence = -1;
 
 	ASSERT_NE(NULL, ctx);
-	ASSERT_EQ(0, flex_event_create(&ev));
-	ASSERT_EQ(0, flex_event_create(&ev_bad));
+	ASSERT_EQ(0, flex_event_new(0, &ev));
+	ASSERT_EQ(0, flex_event_new(0, &ev_bad));
 	X = alloc_bytes(_metadata, ctx, sizeof(v));
 	bad = fill_job(_metadata, ctx, "fill_out_of_bounds", 1ULL << 40);
 	x = (struct flex_tensor){ .index = X, .dtype = FLEX_DTYPE_INT32, .ndim = 1,
 				  .shape = { 16 }, .strides = { 1 } };
-	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &s2));
-	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &s3));
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &s2));
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &s3));
 	ASSERT_EQ(0, flex_stream_copy(s2, 1, X, 0, (void *)v, sizeof(v)));
 	ASSERT_EQ(0, flex_event_record(ev, s2));
-	ASSERT_EQ(0, flex_stream_launch(s3, bad, &x, 1, 0)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_stream_launch(s3, bad, &x, 1, 0)) TH_LOG("%s", flex_last_error());
 	ASSERT_EQ(0, flex_event_record(ev_bad, s3));
 	flex_stream_destroy(s2);
 	flex_stream_destroy(s3);
 
 	/* New streams, with work the paused engines hold back. */
-	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &s4));
-	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &s5));
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &s4));
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &s5));
 	ASSERT_EQ(0, engines_pause(1));
 	ASSERT_EQ(0, flex_stream_copy(s4, 1, X, 0, (void *)v, sizeof(v)));
 	EXPECT_EQ(0, flex_event_query(ev)) TH_LOG("the destroyed stream's copy has completed: "
-						  "%s", flex_job_last_error());
-	ASSERT_EQ(0, flex_event_export_sync_file(ev, &fence)) TH_LOG("%s", flex_job_last_error());
+						  "%s", flex_last_error());
+	ASSERT_EQ(0, flex_event_export_sync_file(ev, &fence)) TH_LOG("%s", flex_last_error());
 	pfd = (struct pollfd){ .fd = fence, .events = POLLIN };
 	EXPECT_EQ(1, poll(&pfd, 1, 0)) TH_LOG("its fence must be signalled already");
 	close(fence);
@@ -376,13 +374,13 @@ TEST(an_event_outlives_its_stream)
 	ASSERT_EQ(0, flex_stream_copy(s5, 1, X, 0, (void *)v, sizeof(v)));
 	ASSERT_EQ(0, engines_pause(0));
 	EXPECT_EQ(0, flex_event_synchronize(ev));
-	EXPECT_EQ(-ERANGE, flex_event_synchronize(ev_bad)) TH_LOG("%s", flex_job_last_error());
+	EXPECT_EQ(-ERANGE, flex_event_synchronize(ev_bad)) TH_LOG("%s", flex_last_error());
 	EXPECT_EQ(-ERANGE, flex_event_query(ev_bad));
 	sync_ok(_metadata, s4, "s4");
 	sync_ok(_metadata, s5, "s5 after waiting for the old stream's event");
 	flex_event_destroy(ev);
 	flex_event_destroy(ev_bad);
-	flex_job_free(bad);
+	flex_job_destroy(bad);
 	flex_stream_destroy(s4);
 	flex_stream_destroy(s5);
 	flex_context_destroy(ctx);
@@ -435,8 +433,8 @@ TEST(a_wait_on_another_files_event_goes_through_its_fence)
 	for (i = 0; i < 8; i++)
 		ASSERT_EQ(0, flex_stream_copy(d2, 1, X2, 0, (void *)v, sizeof(v)));
 	sync_ok(_metadata, d2, "the second file's queue 0, past the event's seqno");
-	ASSERT_EQ(0, flex_stream_create(c2, FLEX_STREAM_PRIO_NORMAL, &b));
-	ASSERT_EQ(0, flex_event_create(&ev));
+	ASSERT_EQ(0, flex_stream_new(c2, FLEX_STREAM_PRIO_NORMAL, &b));
+	ASSERT_EQ(0, flex_event_new(0, &ev));
 	matmul = matmul_job(_metadata, c1, FLEX_DTYPE_INT32, M, N, K);
 	ASSERT_NE(NULL, matmul);
 	A = alloc_bytes(_metadata, c1, (uint64_t)M * K * 4);
@@ -448,10 +446,10 @@ TEST(a_wait_on_another_files_event_goes_through_its_fence)
 	sync_ok(_metadata, a, "loading the matmul");
 
 	/* A: the long matmul, then the event (seqno 2 or so of A's queue 0). */
-	ASSERT_EQ(0, flex_stream_launch(a, matmul, mm, 3, 0)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_stream_launch(a, matmul, mm, 3, 0)) TH_LOG("%s", flex_last_error());
 	ASSERT_EQ(0, flex_event_record(ev, a));
 	w = (struct after_wait){ .ev = ev };
-	ASSERT_EQ(0, flex_stream_wait_event(b, ev)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_stream_wait_event(b, ev)) TH_LOG("%s", flex_last_error());
 	ASSERT_EQ(0, flex_stream_host_func(b, note_after_wait, &w));
 	sync_ok(_metadata, b, "B after A's event");
 	EXPECT_EQ(1, w.ran);
@@ -470,8 +468,8 @@ TEST(a_wait_on_another_files_event_goes_through_its_fence)
 	EXPECT_EQ(FLEX_STEP_EVENT_WAIT, e.step_kind);
 	EXPECT_EQ(-ERANGE, flex_stream_synchronize(a, NULL));
 	flex_event_destroy(ev);
-	flex_job_free(bad);
-	flex_job_free(matmul);
+	flex_job_destroy(bad);
+	flex_job_destroy(matmul);
 	flex_stream_destroy(b);
 	flex_context_destroy(c1);
 	flex_context_destroy(c2);
@@ -509,12 +507,12 @@ TEST(timing_events_measure_the_work_between_them)
 	int64_t ns = 0, back = 0;
 
 	ASSERT_NE(NULL, ctx);
-	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &s));
-	ASSERT_EQ(0, flex_event_create_flags(FLEX_EVENT_TIMING, &t0));
-	ASSERT_EQ(0, flex_event_create_flags(FLEX_EVENT_TIMING, &t1));
-	ASSERT_EQ(0, flex_event_create_flags(FLEX_EVENT_TIMING, &t2));
-	ASSERT_EQ(0, flex_event_create(&plain));
-	EXPECT_EQ(-EINVAL, flex_event_create_flags(1U << 9, &plain));
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &s));
+	ASSERT_EQ(0, flex_event_new(FLEX_EVENT_TIMING, &t0));
+	ASSERT_EQ(0, flex_event_new(FLEX_EVENT_TIMING, &t1));
+	ASSERT_EQ(0, flex_event_new(FLEX_EVENT_TIMING, &t2));
+	ASSERT_EQ(0, flex_event_new(0, &plain));
+	EXPECT_EQ(-EINVAL, flex_event_new(1U << 9, &plain));
 	X = alloc_bytes(_metadata, ctx, sizeof(v));
 
 	h0 = mono_ns();
@@ -523,7 +521,7 @@ TEST(timing_events_measure_the_work_between_them)
 	ASSERT_EQ(0, flex_event_record(t1, s));		/* behind the host function */
 	sync_ok(_metadata, s, "timed work");
 	h1 = mono_ns();
-	ASSERT_EQ(0, flex_event_elapsed_ns(t0, t1, &ns)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_event_elapsed_ns(t0, t1, &ns)) TH_LOG("%s", flex_last_error());
 	EXPECT_LE(50000000, ns) TH_LOG("%lld ns for a 50 ms sleep", (long long)ns);
 	EXPECT_GE((int64_t)(h1 - h0), ns) TH_LOG("%lld ns, more than the host's %llu",
 						 (long long)ns, (unsigned long long)(h1 - h0));
@@ -538,11 +536,11 @@ TEST(timing_events_measure_the_work_between_them)
 	EXPECT_EQ(-EBUSY, flex_event_elapsed_ns(t0, t1, &ns));
 	ASSERT_EQ(0, engines_pause(0));
 	sync_ok(_metadata, s, "a copy");
-	EXPECT_EQ(0, flex_event_elapsed_ns(t0, t1, &ns)) TH_LOG("%s", flex_job_last_error());
+	EXPECT_EQ(0, flex_event_elapsed_ns(t0, t1, &ns)) TH_LOG("%s", flex_last_error());
 	EXPECT_LE(0, ns);
 
 	EXPECT_EQ(-EINVAL, flex_event_elapsed_ns(plain, t1, &ns));
-	EXPECT_NE(NULL, strstr(flex_job_last_error(), "FLEX_EVENT_TIMING"));
+	EXPECT_NE(NULL, strstr(flex_last_error(), "FLEX_EVENT_TIMING"));
 	EXPECT_EQ(-ENOENT, flex_event_elapsed_ns(t0, t2, &ns));
 	flex_event_destroy(t0);
 	flex_event_destroy(t1);
@@ -607,9 +605,9 @@ TEST(host_functions_run_in_stream_order)
 	steps[1] = flex_step_host_op(host_double, &h);
 	steps[2] = flex_step_dma_to_device(A, 0, to, sizeof(to));
 	ASSERT_EQ(0, flex_job_new("double_on_host", steps, 3, &job)) TH_LOG("%s",
-									     flex_job_last_error());
-	ASSERT_EQ(0, flex_stream_launch(s, job, NULL, 0, 0)) TH_LOG("%s", flex_job_last_error());
-	flex_job_free(job);
+									     flex_last_error());
+	ASSERT_EQ(0, flex_stream_launch(s, job, NULL, 0, 0)) TH_LOG("%s", flex_last_error());
+	flex_job_destroy(job);
 	ASSERT_EQ(0, flex_stream_launch(s, add, args, 3, 0));	/* C = 4 + 1 */
 	ASSERT_EQ(0, flex_stream_copy(s, 0, C, 0, out, sizeof(out)));
 	/* All of that returned with the engines paused: nothing blocked. */
@@ -624,8 +622,14 @@ TEST(host_functions_run_in_stream_order)
 	flex_stream_get_stats(s, &st);
 	EXPECT_EQ(1, st.host_funcs);
 	EXPECT_LE(1, st.parked_cbs);
-	flex_job_free(add);
+	flex_job_destroy(add);
 	flex_context_destroy(ctx);
+}
+
+static int host_set_42(void *user)
+{
+	*(int *)user = 42;
+	return 0;
 }
 
 static int host_fail(void *user)
@@ -658,9 +662,9 @@ static struct flex_job *fill_job(struct __test_metadata *_metadata, struct flex_
 	prog_emit(&pr, FLEX_OP_FILL, FLEX_DT_I32, 0, 3, FLEX_ADDR(0, off), 16ULL, 42ULL);
 	prog_emit(&pr, FLEX_OP_END, FLEX_DT_I32, 0, 0);
 	EXPECT_EQ(0, flex_context_load_program(ctx, &pr, prog_size(&pr), &bin))
-		TH_LOG("%s", flex_job_last_error());
+		TH_LOG("%s", flex_last_error());
 	EXPECT_EQ(0, flex_job_new_kernel(name, bin, &sig, NULL, 0, plan, 1, &job))
-		TH_LOG("%s", flex_job_last_error());
+		TH_LOG("%s", flex_last_error());
 	return job;
 }
 
@@ -670,18 +674,19 @@ TEST(sticky_errors_name_job_step_fault_and_address)
 	struct flex_stream *s, *other;
 	struct flex_job *bad, *good;
 	struct flex_stream_error e;
+	struct flex_event *ev;
 	struct flex_tensor x;
 	struct flex_vaddr va;
 	flex_alloc_index_t X, Y;
 	static int32_t marker[16] = { [0 ... 15] = 9 }, out[16], zero[16];
-	int i;
+	int i, v = 0;
 
 	ASSERT_NE(NULL, ctx);
-	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &s));
-	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &other));
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &s));
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &other));
 	X = alloc_bytes(_metadata, ctx, 64);
 	Y = alloc_bytes(_metadata, ctx, 64);
-	ASSERT_EQ(0, flex_alloc_resolve(flex_context_allocator(ctx), X, &va, NULL));
+	ASSERT_EQ(0, flex_alloc_block_resolve(flex_context_allocator(ctx), X, &va, NULL));
 	bad = fill_job(_metadata, ctx, "fill_out_of_bounds", 1ULL << 40);
 	good = fill_job(_metadata, ctx, "fill_ok", va.offset);
 	x = (struct flex_tensor){ .index = X, .dtype = FLEX_DTYPE_INT32, .ndim = 1,
@@ -728,6 +733,18 @@ TEST(sticky_errors_name_job_step_fault_and_address)
 	/* Reset recovers. */
 	ASSERT_EQ(0, flex_stream_reset(s));
 	EXPECT_EQ(0, flex_stream_query(s, NULL));
+	/*
+	 * What waits for "everything before it" on the stream (a host function,
+	 * an event) must not find the fault the reset cleared: the last CB the
+	 * device had is the faulted one.
+	 */
+	ASSERT_EQ(0, flex_event_new(0, &ev));
+	ASSERT_EQ(0, flex_stream_host_func(s, host_set_42, &v));
+	ASSERT_EQ(0, flex_event_record(ev, s));
+	EXPECT_EQ(0, flex_event_synchronize(ev)) TH_LOG("%s", flex_last_error());
+	EXPECT_EQ(0, flex_stream_synchronize(s, &e)) TH_LOG("after reset: %s", e.message);
+	EXPECT_EQ(42, v) TH_LOG("the host function after the reset did not run");
+	flex_event_destroy(ev);
 	ASSERT_EQ(0, flex_stream_copy(s, 1, Y, 0, marker, sizeof(marker)));
 	ASSERT_EQ(0, flex_stream_copy(s, 0, Y, 0, out, sizeof(out)));
 	sync_ok(_metadata, s, "after reset");
@@ -744,8 +761,8 @@ TEST(sticky_errors_name_job_step_fault_and_address)
 	ASSERT_EQ(0, flex_stream_launch(s, good, &x, 1, 0));
 	sync_ok(_metadata, s, "after the second reset");
 
-	flex_job_free(bad);
-	flex_job_free(good);
+	flex_job_destroy(bad);
+	flex_job_destroy(good);
 	flex_stream_destroy(s);
 	flex_stream_destroy(other);
 	flex_context_destroy(ctx);
@@ -780,9 +797,9 @@ TEST(a_fault_in_a_tiled_launch_names_the_tile)
 	cfg.num_fallback_sizes = 1;
 	cfg.fallback_sizes[0] = 2 * MiB;
 	cfg.flags = FLEX_ALLOC_F_RELEASE_EMPTY;
-	ASSERT_EQ(0, flex_device_open(FLEX_PF, &dev));
-	ASSERT_EQ(0, flex_context_new(dev, &cfg, &ctx)) TH_LOG("%s", flex_job_last_error());
-	flex_device_close(dev);
+	ASSERT_EQ(0, flex_device_new(FLEX_PF, &dev));
+	ASSERT_EQ(0, flex_context_new(dev, &cfg, &ctx)) TH_LOG("%s", flex_last_error());
+	flex_device_unref(dev);
 
 	memset(&sig, 0, sizeof(sig));
 	sig.n_args = 1;
@@ -799,16 +816,16 @@ TEST(a_fault_in_a_tiled_launch_names_the_tile)
 	prog_emit(&pr, FLEX_OP_FILL, FLEX_DT_I32, 0, 3, FLEX_SLOT(0), (__u64)TILE_N + 1, 3ULL);
 	prog_emit(&pr, FLEX_OP_END, FLEX_DT_I32, 0, 0);
 	ASSERT_EQ(0, flex_context_load_program(ctx, &pr, prog_size(&pr), &bin))
-		TH_LOG("%s", flex_job_last_error());
+		TH_LOG("%s", flex_last_error());
 	ASSERT_EQ(0, flex_job_new_kernel("overfill", bin, &sig, &corr, 1, plan, 3, &job))
-		TH_LOG("%s", flex_job_last_error());
+		TH_LOG("%s", flex_last_error());
 	X = alloc_bytes(_metadata, ctx, 2 * MiB);
-	ASSERT_EQ(0, flex_alloc_resolve(flex_context_allocator(ctx), X, &va, NULL));
+	ASSERT_EQ(0, flex_alloc_block_resolve(flex_context_allocator(ctx), X, &va, NULL));
 	ASSERT_EQ(0, va.offset) TH_LOG("X must fill its region");
 	x = (struct flex_tensor){ .index = X, .dtype = FLEX_DTYPE_INT32, .ndim = 1,
 				  .shape = { TILE_N * TILES }, .strides = { 1 } };
 	ASSERT_EQ(0, flex_stream_launch(flex_context_default_stream(ctx), job, &x, 1, 0))
-		TH_LOG("%s", flex_job_last_error());
+		TH_LOG("%s", flex_last_error());
 	EXPECT_EQ(-ERANGE, flex_stream_synchronize(flex_context_default_stream(ctx), &e));
 	EXPECT_STREQ("overfill", e.job);
 	EXPECT_EQ(TILES - 1, e.tile) TH_LOG("%s", e.message);
@@ -817,7 +834,7 @@ TEST(a_fault_in_a_tiled_launch_names_the_tile)
 	EXPECT_EQ(FLEX_FAULT_OUT_OF_BOUNDS, e.fault_code);
 	EXPECT_EQ(va.region_id, e.addr.region_id);
 	EXPECT_EQ((uint64_t)(TILES - 1) * TILE_N * 4, e.addr.offset) TH_LOG("%s", e.message);
-	flex_job_free(job);
+	flex_job_destroy(job);
 	flex_context_destroy(ctx);
 }
 
@@ -866,7 +883,7 @@ TEST(full_queue_parks_and_the_correction_slot_grows_in_flight)
 	prog_emit(&pr, FLEX_OP_END, FLEX_DT_I32, 0, 0);
 	ASSERT_EQ(0, flex_context_load_program(ctx, &pr, prog_size(&pr), &bin));
 	ASSERT_EQ(0, flex_job_new_kernel("fill40", bin, &sig, corr, NSLOTS, plan, 3, &fill))
-		TH_LOG("%s", flex_job_last_error());
+		TH_LOG("%s", flex_last_error());
 
 	A = alloc_bytes(_metadata, ctx, sizeof(a));
 	B = alloc_bytes(_metadata, ctx, sizeof(b));
@@ -886,8 +903,8 @@ TEST(full_queue_parks_and_the_correction_slot_grows_in_flight)
 				  .shape = { 16 }, .strides = { 1 } };
 
 	ASSERT_EQ(0, engines_pause(1));
-	ASSERT_EQ(0, flex_stream_launch(s, add, t, 3, 0)) TH_LOG("%s", flex_job_last_error());
-	ASSERT_EQ(0, flex_stream_launch(s, fill, &y, 1, 0)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_stream_launch(s, add, t, 3, 0)) TH_LOG("%s", flex_last_error());
+	ASSERT_EQ(0, flex_stream_launch(s, fill, &y, 1, 0)) TH_LOG("%s", flex_last_error());
 	ASSERT_EQ(0, flex_stream_copy(s, 0, C, 0, c, sizeof(c)));
 	ASSERT_EQ(0, flex_stream_copy(s, 0, Y, 0, f, sizeof(f)));
 	flex_stream_get_stats(s, &st);
@@ -905,8 +922,8 @@ TEST(full_queue_parks_and_the_correction_slot_grows_in_flight)
 	EXPECT_EQ(16, i) TH_LOG("Y[%d]: expected %d, got %d", i, 1000 + NSLOTS - 1, f[i]);
 	flex_stream_get_stats(s, &st);
 	EXPECT_EQ(ROWS + 1, st.tiles);
-	flex_job_free(add);
-	flex_job_free(fill);
+	flex_job_destroy(add);
+	flex_job_destroy(fill);
 	flex_context_destroy(ctx);
 }
 
@@ -927,7 +944,7 @@ static void oom_sync_and_free(struct flex_alloc *a, uint64_t size, void *user)
 	h->calls++;
 	h->sync_err = flex_stream_synchronize(h->s, NULL);
 	if (h->ballast) {
-		flex_alloc_free(h->al, h->ballast);
+		flex_alloc_block_free(h->al, h->ballast);
 		h->ballast = 0;
 	}
 }
@@ -945,7 +962,7 @@ static void *launch_thread(void *p)
 	struct launch_arg *la = p;
 
 	la->err = flex_stream_launch(la->s, la->job, la->t, 3, 0);
-	snprintf(la->msg, sizeof(la->msg), "%s", flex_job_last_error());
+	snprintf(la->msg, sizeof(la->msg), "%s", flex_last_error());
 	return NULL;
 }
 
@@ -973,7 +990,7 @@ TEST(pressure_callback_may_synchronize_the_launching_stream)
 
 	ctx = open_ctx_regions(_metadata, 2 * MiB, 1);	/* one region: it fills up */
 	ASSERT_NE(NULL, ctx);
-	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &s));
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &s));
 	add = add_job(_metadata, ctx, N, N);
 	ASSERT_NE(NULL, add);
 	h.s = s;
@@ -989,8 +1006,8 @@ TEST(pressure_callback_may_synchronize_the_launching_stream)
 	ASSERT_EQ(0, flex_stream_copy(s, 1, B, 0, b, sizeof(b)));
 	/* The rest of the only region: the slot cannot be had without the handler. */
 	ASSERT_EQ(0, flex_alloc_get_stats(h.al, &ast));
-	ASSERT_EQ(0, flex_alloc_alloc(h.al, ast.largest_free_block, FLEX_ALLOC_TENSOR, &h.ballast))
-		TH_LOG("%s", flex_alloc_last_error());
+	ASSERT_EQ(0, flex_alloc_block_alloc(h.al, ast.largest_free_block, FLEX_ALLOC_TENSOR, &h.ballast))
+		TH_LOG("%s", flex_last_error());
 	flex_alloc_set_pressure_callback(h.al, oom_sync_and_free, &h);
 
 	t[0] = tensor2(A, FLEX_DTYPE_INT32, N, N, N);
@@ -1013,7 +1030,7 @@ TEST(pressure_callback_may_synchronize_the_launching_stream)
 		;
 	EXPECT_EQ(N * N, i) TH_LOG("C[%d]: expected %d, got %d", i, i + 5, c[i]);
 	flex_alloc_set_pressure_callback(h.al, NULL, NULL);
-	flex_job_free(add);
+	flex_job_destroy(add);
 	flex_stream_destroy(s);
 	flex_context_destroy(ctx);
 }
@@ -1056,7 +1073,7 @@ TEST(launch_memory_is_bounded_in_the_tile_count)
 	int i;
 
 	ASSERT_NE(NULL, ctx);
-	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &s));
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &s));
 	memset(&sig, 0, sizeof(sig));
 	sig.n_args = 1;
 	sig.n_axes = 1;
@@ -1076,14 +1093,14 @@ TEST(launch_memory_is_bounded_in_the_tile_count)
 	prog_emit(&pr, FLEX_OP_END, FLEX_DT_I32, 0, 0);
 	ASSERT_EQ(0, flex_context_load_program(ctx, &pr, prog_size(&pr), &bin));
 	ASSERT_EQ(0, flex_job_new_kernel("two_million_tiles", bin, &sig, corr, NSLOTS, plan, 3,
-					 &job)) TH_LOG("%s", flex_job_last_error());
+					 &job)) TH_LOG("%s", flex_last_error());
 	X = alloc_bytes(_metadata, ctx, (uint64_t)TILES * 4);
 	x = (struct flex_tensor){ .index = X, .dtype = FLEX_DTYPE_INT32, .ndim = 1,
 				  .shape = { TILES }, .strides = { 1 } };
 
 	base = heap_in_use();
 	ASSERT_EQ(0, engines_pause(1));
-	ASSERT_EQ(0, flex_stream_launch(s, job, &x, 1, 0)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_stream_launch(s, job, &x, 1, 0)) TH_LOG("%s", flex_last_error());
 	at_return = heap_in_use();
 	usleep(200 * 1000);	/* the worker builds its window and blocks on the full queue */
 	while_parked = heap_in_use();
@@ -1108,7 +1125,7 @@ TEST(launch_memory_is_bounded_in_the_tile_count)
 	EXPECT_GT(4 * MiB, (ssize_t)(after - base)) TH_LOG("%zd bytes left after the fault",
 							   (ssize_t)(after - base));
 	ASSERT_EQ(0, flex_stream_reset(s));
-	flex_job_free(job);
+	flex_job_destroy(job);
 	flex_stream_destroy(s);
 	flex_context_destroy(ctx);
 }
@@ -1146,7 +1163,7 @@ TEST(a_launch_larger_than_the_queue_runs_every_window)
 	t[1] = tensor2(B, FLEX_DTYPE_INT32, ROWS, COLS, COLS);
 	t[2] = tensor2(C, FLEX_DTYPE_INT32, ROWS, COLS, COLS);
 	ASSERT_EQ(0, engines_pause(1));
-	ASSERT_EQ(0, flex_stream_launch(s, add, t, 3, 0)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_stream_launch(s, add, t, 3, 0)) TH_LOG("%s", flex_last_error());
 	ASSERT_EQ(0, flex_stream_copy(s, 0, C, 0, c, sizeof(c)));
 	ASSERT_EQ(0, engines_pause(0));
 	sync_ok(_metadata, s, "3,072 CBs");
@@ -1155,7 +1172,7 @@ TEST(a_launch_larger_than_the_queue_runs_every_window)
 	EXPECT_EQ(ROWS * COLS, i) TH_LOG("C[%d]: expected %d, got %d", i, 8 * i, c[i]);
 	flex_stream_get_stats(s, &st);
 	EXPECT_LT(0, st.parked_cbs);
-	flex_job_free(add);
+	flex_job_destroy(add);
 	flex_context_destroy(ctx);
 }
 
@@ -1181,14 +1198,14 @@ static void *launcher(void *p)
 	struct flex_tensor t[3];
 	int r, i;
 
-	if (flex_stream_create(w->ctx, FLEX_STREAM_PRIO_NORMAL, &s)) {
+	if (flex_stream_new(w->ctx, FLEX_STREAM_PRIO_NORMAL, &s)) {
 		w->errors++;
 		return NULL;
 	}
 	for (r = 0; r < ROUNDS; r++) {
-		flex_alloc_alloc(al, sizeof(a[r]), FLEX_ALLOC_TENSOR, &A[r]);
-		flex_alloc_alloc(al, sizeof(b[r]), FLEX_ALLOC_TENSOR, &B[r]);
-		flex_alloc_alloc(al, sizeof(c[r]), FLEX_ALLOC_TENSOR, &C[r]);
+		flex_alloc_block_alloc(al, sizeof(a[r]), FLEX_ALLOC_TENSOR, &A[r]);
+		flex_alloc_block_alloc(al, sizeof(b[r]), FLEX_ALLOC_TENSOR, &B[r]);
+		flex_alloc_block_alloc(al, sizeof(c[r]), FLEX_ALLOC_TENSOR, &C[r]);
 		fill_random(a[r], sizeof(a[r]), w->seed + r);
 		fill_random(b[r], sizeof(b[r]), w->seed + 100 + r);
 		flex_stream_copy(s, 1, A[r], 0, a[r], sizeof(a[r]));
@@ -1197,7 +1214,7 @@ static void *launcher(void *p)
 		t[1] = tensor2(B[r], FLEX_DTYPE_INT32, K, N, N);
 		t[2] = tensor2(C[r], FLEX_DTYPE_INT32, M, N, N);
 		if (flex_stream_launch(s, w->job, t, 3, 0)) {
-			snprintf(w->msg, sizeof(w->msg), "%s", flex_job_last_error());
+			snprintf(w->msg, sizeof(w->msg), "%s", flex_last_error());
 			w->errors++;
 		}
 		w->launches++;
@@ -1214,9 +1231,9 @@ static void *launcher(void *p)
 				w->errors++;
 				break;
 			}
-		flex_alloc_free(al, A[r]);
-		flex_alloc_free(al, B[r]);
-		flex_alloc_free(al, C[r]);
+		flex_alloc_block_free(al, A[r]);
+		flex_alloc_block_free(al, B[r]);
+		flex_alloc_block_free(al, C[r]);
 	}
 	flex_stream_destroy(s);
 	return NULL;
@@ -1242,7 +1259,7 @@ TEST(two_streams_launching_at_once_keep_their_correction_slots)
 		EXPECT_EQ(0, w[i].errors) TH_LOG("thread %d: %s", i, w[i].msg);
 		EXPECT_EQ(12, w[i].launches);
 	}
-	flex_job_free(job);
+	flex_job_destroy(job);
 	flex_context_destroy(ctx);
 }
 
@@ -1288,7 +1305,7 @@ static void check_tiled_matmul(struct __test_metadata *_metadata, struct flex_co
 	t[2] = tensor2(C, FLEX_DTYPE_INT32, sh->m, sh->n, sh->n);
 	flex_stream_get_stats(s, &before);
 	ASSERT_EQ(0, flex_stream_launch(s, job, t, 3, 0))
-		TH_LOG("%s: %s", sh->what, flex_job_last_error());
+		TH_LOG("%s: %s", sh->what, flex_last_error());
 	flex_stream_get_stats(s, &after);
 	tiles = (sh->m / sh->tm) * (sh->n / sh->tn) * (sh->k / sh->tk);
 	EXPECT_EQ(tiles, after.tiles - before.tiles) TH_LOG("%s", sh->what);
@@ -1300,10 +1317,10 @@ static void check_tiled_matmul(struct __test_metadata *_metadata, struct flex_co
 					   dt == FLEX_DTYPE_INT8 ? "int8" : "int32", sh->what,
 					   (unsigned long long)(i / sh->n),
 					   (unsigned long long)(i % sh->n), want[i], c[i]);
-	flex_alloc_free(flex_context_allocator(ctx), A);
-	flex_alloc_free(flex_context_allocator(ctx), B);
-	flex_alloc_free(flex_context_allocator(ctx), C);
-	flex_job_free(job);
+	flex_alloc_block_free(flex_context_allocator(ctx), A);
+	flex_alloc_block_free(flex_context_allocator(ctx), B);
+	flex_alloc_block_free(flex_context_allocator(ctx), C);
+	flex_job_destroy(job);
 	free(a);
 	free(b);
 	free(c);
@@ -1373,14 +1390,14 @@ TEST(tiled_add_with_padded_rows)
 	t[0] = tensor2(A, FLEX_DTYPE_INT32, R, C, LD);
 	t[1] = tensor2(B, FLEX_DTYPE_INT32, R, C, C);
 	t[2] = tensor2(Cc, FLEX_DTYPE_INT32, R, C, LD);
-	ASSERT_EQ(0, flex_stream_launch(s, job, t, 3, 0)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_stream_launch(s, job, t, 3, 0)) TH_LOG("%s", flex_last_error());
 	ASSERT_EQ(0, flex_stream_copy(s, 0, Cc, 0, c, sizeof(c)));
 	sync_ok(_metadata, s, "tiled add");
 	for (i = 0; i < R * LD && c[i] == want[i]; i++)
 		;
 	EXPECT_EQ(R * LD, i) TH_LOG("C[%d][%d]: expected %d, got %d", i / LD, i % LD, want[i],
 				    c[i]);
-	flex_job_free(job);
+	flex_job_destroy(job);
 	flex_context_destroy(ctx);
 }
 
@@ -1426,7 +1443,7 @@ TEST(views_launch_at_their_byte_offset)
 	t[1].byte_offset = 4 * 4;		/* B[:, 4:] */
 	t[2] = tensor2(Cc, FLEX_DTYPE_INT32, R, C, C);
 	t[2].byte_offset = 2 * C * 4;		/* C[2:] */
-	ASSERT_EQ(0, flex_stream_launch(s, job, t, 3, 0)) TH_LOG("%s", flex_job_last_error());
+	ASSERT_EQ(0, flex_stream_launch(s, job, t, 3, 0)) TH_LOG("%s", flex_last_error());
 	ASSERT_EQ(0, flex_stream_copy(s, 0, Cc, 0, c, sizeof(c)));
 	sync_ok(_metadata, s, "views");
 	for (i = 0; i < CR * C && c[i] == want[i]; i++)
@@ -1435,22 +1452,22 @@ TEST(views_launch_at_their_byte_offset)
 				    "the view)", i / C, i % C, want[i], c[i]);
 
 	/* One element past the block: -ERANGE naming A. */
-	ASSERT_EQ(0, flex_alloc_resolve(flex_context_allocator(ctx), A, &(struct flex_vaddr){ 0 },
+	ASSERT_EQ(0, flex_alloc_block_resolve(flex_context_allocator(ctx), A, &(struct flex_vaddr){ 0 },
 					&size));
 	memcpy(bad, t, sizeof(t));
 	bad[0].byte_offset = size - (uint64_t)R * C * 4 + 4;
 	EXPECT_EQ(-ERANGE, flex_stream_launch(s, job, bad, 3, 0));
-	EXPECT_NE(NULL, strstr(flex_job_last_error(), "(A)")) TH_LOG("%s", flex_job_last_error());
-	EXPECT_NE(NULL, strstr(flex_job_last_error(), "byte offset")) TH_LOG("%s",
-									      flex_job_last_error());
+	EXPECT_NE(NULL, strstr(flex_last_error(), "(A)")) TH_LOG("%s", flex_last_error());
+	EXPECT_NE(NULL, strstr(flex_last_error(), "byte offset")) TH_LOG("%s",
+									      flex_last_error());
 	bad[0].byte_offset = size - (uint64_t)R * C * 4;	/* exactly the end: fine */
-	EXPECT_EQ(0, flex_stream_launch(s, job, bad, 3, 0)) TH_LOG("%s", flex_job_last_error());
+	EXPECT_EQ(0, flex_stream_launch(s, job, bad, 3, 0)) TH_LOG("%s", flex_last_error());
 	memcpy(bad, t, sizeof(t));
 	bad[2].byte_offset = 2;
 	EXPECT_EQ(-EINVAL, flex_stream_launch(s, job, bad, 3, 0));
-	EXPECT_NE(NULL, strstr(flex_job_last_error(), "(C)")) TH_LOG("%s", flex_job_last_error());
+	EXPECT_NE(NULL, strstr(flex_last_error(), "(C)")) TH_LOG("%s", flex_last_error());
 	sync_ok(_metadata, s, "after the refusals");
-	flex_job_free(job);
+	flex_job_destroy(job);
 	flex_context_destroy(ctx);
 }
 
@@ -1475,47 +1492,47 @@ TEST(launch_validation_names_the_argument)
 	t[2] = tensor2(C, FLEX_DTYPE_INT32, 16, 8, 8);
 
 	EXPECT_EQ(-EINVAL, flex_stream_launch(s, job, t, 2, 0));
-	EXPECT_NE(NULL, strstr(flex_job_last_error(), "argument")) TH_LOG("%s",
-									  flex_job_last_error());
+	EXPECT_NE(NULL, strstr(flex_last_error(), "argument")) TH_LOG("%s",
+									  flex_last_error());
 	memcpy(bad, t, sizeof(t));
 	bad[1].dtype = FLEX_DTYPE_INT8;
 	EXPECT_EQ(-EINVAL, flex_stream_launch(s, job, bad, 3, 0));
-	EXPECT_NE(NULL, strstr(flex_job_last_error(), "(B)")) TH_LOG("%s", flex_job_last_error());
+	EXPECT_NE(NULL, strstr(flex_last_error(), "(B)")) TH_LOG("%s", flex_last_error());
 	memcpy(bad, t, sizeof(t));
 	bad[0].shape[0] = 12;	/* not a multiple of the tile 8 */
 	EXPECT_EQ(-EINVAL, flex_stream_launch(s, job, bad, 3, 0));
-	EXPECT_NE(NULL, strstr(flex_job_last_error(), "(A)")) TH_LOG("%s", flex_job_last_error());
+	EXPECT_NE(NULL, strstr(flex_last_error(), "(A)")) TH_LOG("%s", flex_last_error());
 	memcpy(bad, t, sizeof(t));
 	bad[2].strides[1] = 2;
 	EXPECT_EQ(-EINVAL, flex_stream_launch(s, job, bad, 3, 0));
-	EXPECT_NE(NULL, strstr(flex_job_last_error(), "(C)")) TH_LOG("%s", flex_job_last_error());
+	EXPECT_NE(NULL, strstr(flex_last_error(), "(C)")) TH_LOG("%s", flex_last_error());
 	memcpy(bad, t, sizeof(t));
 	bad[2].index = small;	/* 128 bytes for a 512-byte tensor */
 	EXPECT_EQ(-ERANGE, flex_stream_launch(s, job, bad, 3, 0));
-	EXPECT_NE(NULL, strstr(flex_job_last_error(), "(C)")) TH_LOG("%s", flex_job_last_error());
+	EXPECT_NE(NULL, strstr(flex_last_error(), "(C)")) TH_LOG("%s", flex_last_error());
 	memcpy(bad, t, sizeof(t));
 	bad[1].index = 987654321;
 	EXPECT_NE(0, flex_stream_launch(s, job, bad, 3, 0));
-	EXPECT_NE(NULL, strstr(flex_job_last_error(), "(B)")) TH_LOG("%s", flex_job_last_error());
+	EXPECT_NE(NULL, strstr(flex_last_error(), "(B)")) TH_LOG("%s", flex_last_error());
 	EXPECT_EQ(-EINVAL, flex_stream_launch(s, job, t, 3, 1U << 7));
 
 	/* allow_tiled_launch = false, by flag and by the environment. */
 	EXPECT_EQ(-EDOM, flex_stream_launch(s, job, t, 3, FLEX_LAUNCH_NO_TILING));
-	EXPECT_NE(NULL, strstr(flex_job_last_error(), "(A)")) TH_LOG("%s", flex_job_last_error());
+	EXPECT_NE(NULL, strstr(flex_last_error(), "(A)")) TH_LOG("%s", flex_last_error());
 	setenv("FLEX_ALLOW_TILED_LAUNCH", "0", 1);
-	ASSERT_EQ(0, flex_stream_create(ctx, FLEX_STREAM_PRIO_NORMAL, &s2));
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &s2));
 	unsetenv("FLEX_ALLOW_TILED_LAUNCH");
 	EXPECT_EQ(-EDOM, flex_stream_launch(s2, job, t, 3, 0));
 	t[0].shape[0] = 8;
 	t[2].shape[0] = 8;
-	EXPECT_EQ(0, flex_stream_launch(s2, job, t, 3, 0)) TH_LOG("%s", flex_job_last_error());
+	EXPECT_EQ(0, flex_stream_launch(s2, job, t, 3, 0)) TH_LOG("%s", flex_last_error());
 	sync_ok(_metadata, s2, "untiled launch");
 	flex_stream_destroy(s2);
 
 	/* A DMA past its allocation, a DMA-only job with tensors. */
 	EXPECT_EQ(-ERANGE, flex_stream_copy(s, 1, small, 64, (void *)ones, 128));
 	EXPECT_EQ(0, flex_stream_query(s, NULL));
-	flex_job_free(job);
+	flex_job_destroy(job);
 	flex_context_destroy(ctx);
 }
 
@@ -1548,16 +1565,16 @@ TEST(more_than_seven_regions_is_e2big)
 	prog_emit(&pr, FLEX_OP_END, FLEX_DT_I32, 0, 0);
 	ASSERT_EQ(0, flex_context_load_program(ctx, &pr, prog_size(&pr), &bin));
 	ASSERT_EQ(0, flex_job_new_kernel("eight", bin, &sig, NULL, 0, plan, 1, &job))
-		TH_LOG("%s", flex_job_last_error());
+		TH_LOG("%s", flex_last_error());
 	EXPECT_EQ(-E2BIG, flex_stream_launch(flex_context_default_stream(ctx), job, t, 8, 0));
-	EXPECT_NE(NULL, strstr(flex_job_last_error(), "T7")) TH_LOG("%s", flex_job_last_error());
-	flex_job_free(job);
+	EXPECT_NE(NULL, strstr(flex_last_error(), "T7")) TH_LOG("%s", flex_last_error());
+	flex_job_destroy(job);
 	flex_context_destroy(ctx);
 }
 
 TEST(plan_step_order_is_validated_at_creation)
 {
-	struct flex_kernel kern;
+	struct flex_kernel *kern;
 	struct flex_step s3[3] = {
 		flex_step_host_op(NULL, NULL), flex_step_simple(FLEX_STEP_DMA_CORRECTION),
 		flex_step_simple(FLEX_STEP_COMPUTE),
@@ -1566,10 +1583,9 @@ TEST(plan_step_order_is_validated_at_creation)
 	struct flex_step dma = flex_step_dma_to_device(1, 0, ones, 0);
 	struct flex_job *job;
 	struct flex_plan *plan;
-	char err[128];
 
-	ASSERT_EQ(0, flex_kernel_matmul(FLEX_DTYPE_INT32, 4, 4, 4, &kern, err, sizeof(err)));
-	ASSERT_EQ(0, flex_job_new_kernel("mm", 1, &kern.sig, kern.corr, kern.n_corr, s3, 3, &job));
+	ASSERT_EQ(0, flex_kernel_new_matmul(FLEX_DTYPE_INT32, 4, 4, 4, &kern));
+	ASSERT_EQ(0, flex_job_new_kernel("mm", 1, &kern->sig, kern->corr, kern->n_corr, s3, 3, &job));
 	ASSERT_EQ(0, flex_plan_new(&plan));
 	ASSERT_EQ(0, flex_plan_add_job(plan, job));
 	EXPECT_EQ(job, flex_plan_find(plan, "mm"));
@@ -1579,21 +1595,21 @@ TEST(plan_step_order_is_validated_at_creation)
 	bad[0] = s3[0];
 	bad[1] = s3[2];
 	bad[2] = s3[1];
-	EXPECT_EQ(-EINVAL, flex_job_new_kernel("swapped", 1, &kern.sig, kern.corr, kern.n_corr,
+	EXPECT_EQ(-EINVAL, flex_job_new_kernel("swapped", 1, &kern->sig, kern->corr, kern->n_corr,
 					       bad, 3, &job));
-	EXPECT_NE(NULL, strstr(flex_job_last_error(), "step 1")) TH_LOG("%s", flex_job_last_error());
+	EXPECT_NE(NULL, strstr(flex_last_error(), "step 1")) TH_LOG("%s", flex_last_error());
 	/* Correction metadata but a compute-only plan. */
-	EXPECT_EQ(-EINVAL, flex_job_new_kernel("nocorr", 1, &kern.sig, kern.corr, kern.n_corr,
+	EXPECT_EQ(-EINVAL, flex_job_new_kernel("nocorr", 1, &kern->sig, kern->corr, kern->n_corr,
 					       &s3[2], 1, &job));
 	/* A correction slot naming an argument the kernel lacks. */
-	kern.corr[0].arg = 9;
-	EXPECT_EQ(-EINVAL, flex_job_new_kernel("slot", 1, &kern.sig, kern.corr, kern.n_corr,
+	kern->corr[0].arg = 9;
+	EXPECT_EQ(-EINVAL, flex_job_new_kernel("slot", 1, &kern->sig, kern->corr, kern->n_corr,
 					       s3, 3, &job));
-	EXPECT_NE(NULL, strstr(flex_job_last_error(), "slot 0")) TH_LOG("%s", flex_job_last_error());
+	EXPECT_NE(NULL, strstr(flex_last_error(), "slot 0")) TH_LOG("%s", flex_last_error());
 	/* DMA-only jobs: no compute, no correction builder; a 0-byte DMA is a no-op. */
 	EXPECT_EQ(-EINVAL, flex_job_new("dma", &s3[2], 1, &job));
 	ASSERT_EQ(0, flex_job_new("dma", &dma, 1, &job));
-	flex_job_free(job);
+	flex_job_destroy(job);
 	EXPECT_EQ(-EINVAL, flex_job_new("dma", &s3[0], 1, &job));
 	EXPECT_EQ(-EINVAL, flex_job_new("dma", s3, 0, &job));
 	dma.size = 64;
@@ -1602,8 +1618,8 @@ TEST(plan_step_order_is_validated_at_creation)
 	ASSERT_EQ(0, flex_job_new("dma", &dma, 1, &job));
 	EXPECT_EQ(-EEXIST, flex_plan_add_job(plan, job));
 	EXPECT_EQ(2, flex_plan_n_jobs(plan));
-	flex_plan_free(plan);
-	flex_kernel_release(&kern);
+	flex_plan_destroy(plan);
+	flex_kernel_destroy(kern);
 }
 
 TEST(stream_priorities_are_accepted)
@@ -1614,13 +1630,13 @@ TEST(stream_priorities_are_accepted)
 
 	ASSERT_NE(NULL, ctx);
 	for (p = 0; p < 3; p++) {
-		ASSERT_EQ(0, flex_stream_create(ctx, p, &s[p]));
+		ASSERT_EQ(0, flex_stream_new(ctx, p, &s[p]));
 		EXPECT_EQ(p, flex_stream_priority(s[p]));
 		EXPECT_EQ(p, queue_status(flex_device_fd(flex_context_device(ctx)),
 					  flex_stream_queue_id(s[p])).priority);
 	}
-	EXPECT_EQ(-EINVAL, flex_stream_create(ctx, 3, &bad));
-	EXPECT_EQ(-EINVAL, flex_stream_create(ctx, -1, &bad));
+	EXPECT_EQ(-EINVAL, flex_stream_new(ctx, 3, &bad));
+	EXPECT_EQ(-EINVAL, flex_stream_new(ctx, -1, &bad));
 	for (p = 0; p < 3; p++) {
 		EXPECT_EQ(0, flex_stream_query(s[p], NULL));	/* empty: done */
 		EXPECT_EQ(0, flex_stream_synchronize(s[p], NULL));

@@ -23,9 +23,9 @@ static inline struct flex_context *open_ctx_regions(struct __test_metadata *_met
 	cfg.num_fallback_sizes = 1;
 	cfg.fallback_sizes[0] = region;
 	cfg.max_regions = max_regions;
-	EXPECT_EQ(0, flex_device_open(FLEX_PF, &dev));
-	EXPECT_EQ(0, flex_context_new(dev, &cfg, &ctx)) TH_LOG("%s", flex_job_last_error());
-	flex_device_close(dev);
+	EXPECT_EQ(0, flex_device_new(FLEX_PF, &dev));
+	EXPECT_EQ(0, flex_context_new(dev, &cfg, &ctx)) TH_LOG("%s", flex_last_error());
+	flex_device_unref(dev);
 	return ctx;
 }
 
@@ -34,8 +34,8 @@ static inline flex_alloc_index_t alloc_bytes(struct __test_metadata *_metadata,
 {
 	flex_alloc_index_t idx = 0;
 
-	EXPECT_EQ(0, flex_alloc_alloc(flex_context_allocator(ctx), size, FLEX_ALLOC_TENSOR, &idx))
-		TH_LOG("%s", flex_alloc_last_error());
+	EXPECT_EQ(0, flex_alloc_block_alloc(flex_context_allocator(ctx), size, FLEX_ALLOC_TENSOR, &idx))
+		TH_LOG("%s", flex_last_error());
 	return idx;
 }
 

@@ -52,7 +52,7 @@ START_TEST(alignment_and_rounding)
 		struct flex_vaddr va;
 		uint64_t size;
 
-		ck_assert_int_eq(flex_alloc_resolve(a, idx, &va, &size), 0);
+		ck_assert_int_eq(flex_alloc_block_resolve(a, idx, &va, &size), 0);
 		ck_assert_msg(size == blocks[i], "alloc %llu: block expected %llu, got %llu",
 			      (unsigned long long)sizes[i], (unsigned long long)blocks[i],
 			      (unsigned long long)size);
@@ -89,7 +89,7 @@ START_TEST(zero_byte_allocations_use_no_device_memory)
 		      "100 zero-byte allocations: expected no region, no block; got %u acquisitions, %llu reserved, %llu allocated in %llu blocks",
 		      rec.attempts, (unsigned long long)st.reserved_bytes,
 		      (unsigned long long)st.allocated_bytes, (unsigned long long)st.num_live_blocks);
-	ck_assert_int_eq(flex_alloc_resolve(a, z[7], &va, &size), 0);
+	ck_assert_int_eq(flex_alloc_block_resolve(a, z[7], &va, &size), 0);
 	ck_assert_msg(size == 0, "a zero-byte allocation resolves with size 0, got %llu",
 		      (unsigned long long)size);
 	/* Next to real blocks, which keep their place. */
@@ -108,8 +108,8 @@ START_TEST(zero_byte_allocations_use_no_device_memory)
 		struct flex_alloc *b = new_allocator(NULL, 1 * GiB, 0, NULL);
 		flex_alloc_index_t zb = must_alloc(b, 0, FLEX_ALLOC_TENSOR);
 
-		ck_assert_int_eq(flex_alloc_free(a, zb), -EINVAL);
-		ck_assert_int_eq(flex_alloc_resolve(a, zb, &va, NULL), -EINVAL);
+		ck_assert_int_eq(flex_alloc_block_free(a, zb), -EINVAL);
+		ck_assert_int_eq(flex_alloc_block_resolve(a, zb, &va, NULL), -EINVAL);
 		must_free(b, zb);
 		flex_alloc_destroy(b);
 	}
@@ -124,12 +124,12 @@ START_TEST(unroundable_size_and_bad_kind)
 	struct flex_alloc_stats st;
 	flex_alloc_index_t idx;
 
-	ck_assert_int_eq(flex_alloc_alloc(a, UINT64_MAX, FLEX_ALLOC_TENSOR, &idx), -EINVAL);
-	ck_assert_msg(strstr(flex_alloc_last_error(), "cannot be rounded"),
-		      "message for UINT64_MAX: got \"%s\"", flex_alloc_last_error());
-	ck_assert_int_eq(flex_alloc_alloc(a, 128, (enum flex_alloc_kind)7, &idx), -EINVAL);
-	ck_assert_msg(strstr(flex_alloc_last_error(), "kind 7"), "message for kind 7: got \"%s\"",
-		      flex_alloc_last_error());
+	ck_assert_int_eq(flex_alloc_block_alloc(a, UINT64_MAX, FLEX_ALLOC_TENSOR, &idx), -EINVAL);
+	ck_assert_msg(strstr(flex_last_error(), "cannot be rounded"),
+		      "message for UINT64_MAX: got \"%s\"", flex_last_error());
+	ck_assert_int_eq(flex_alloc_block_alloc(a, 128, (enum flex_alloc_kind)7, &idx), -EINVAL);
+	ck_assert_msg(strstr(flex_last_error(), "kind 7"), "message for kind 7: got \"%s\"",
+		      flex_last_error());
 	flex_alloc_get_stats(a, &st);
 	ck_assert_uint_eq(st.num_failed_allocs, 2);
 	ck_assert_uint_eq(st.num_allocs, 0);
@@ -316,14 +316,14 @@ START_TEST(double_free_detected)
 	int err;
 
 	must_free(a, x);
-	err = flex_alloc_free(a, x);
+	err = flex_alloc_block_free(a, x);
 	ck_assert_msg(err == -ENOENT, "second free: expected -ENOENT, got %d", err);
-	ck_assert_msg(strstr(flex_alloc_last_error(), "double free"),
-		      "second free message: got \"%s\"", flex_alloc_last_error());
+	ck_assert_msg(strstr(flex_last_error(), "double free"),
+		      "second free message: got \"%s\"", flex_last_error());
 	ck_assert_msg(log.errors == 1 && log_has(&log, "refused free"),
 		      "refused free logged as an error: %u error lines:\n%s", log.errors,
 		      log.text ? log.text : "");
-	err = flex_alloc_resolve(a, x, &va, NULL);
+	err = flex_alloc_block_resolve(a, x, &va, NULL);
 	ck_assert_msg(err == -ENOENT, "resolve after free: expected -ENOENT, got %d", err);
 	flex_alloc_get_stats(a, &st);
 	ck_assert_uint_eq(st.num_bad_frees, 1);
@@ -352,8 +352,8 @@ START_TEST(stale_index_after_slot_reuse)
 	}
 	ck_assert_msg(reused, "slot of the first index never came back in 5000 allocations");
 	ck_assert_msg(x != first, "reused slot gave the same index 0x%llx", (unsigned long long)x);
-	ck_assert_int_eq(flex_alloc_free(a, first), -ENOENT);
-	ck_assert_int_eq(flex_alloc_resolve(a, first, &(struct flex_vaddr){ 0 }, NULL), -ENOENT);
+	ck_assert_int_eq(flex_alloc_block_free(a, first), -ENOENT);
+	ck_assert_int_eq(flex_alloc_block_resolve(a, first, &(struct flex_vaddr){ 0 }, NULL), -ENOENT);
 	must_resolve(a, x);
 	must_free(a, x);
 	flex_alloc_destroy(a);
@@ -369,17 +369,17 @@ START_TEST(foreign_and_garbage_indices)
 	struct flex_alloc_stats st;
 	int err;
 
-	err = flex_alloc_free(a, xb);
+	err = flex_alloc_block_free(a, xb);
 	ck_assert_msg(err == -EINVAL, "free of b's index in a: expected -EINVAL, got %d", err);
-	ck_assert_msg(strstr(flex_alloc_last_error(), "not issued by this allocator"),
-		      "foreign free message: got \"%s\"", flex_alloc_last_error());
+	ck_assert_msg(strstr(flex_last_error(), "not issued by this allocator"),
+		      "foreign free message: got \"%s\"", flex_last_error());
 	for (size_t i = 0; i < sizeof(garbage) / sizeof(garbage[0]); i++) {
-		err = flex_alloc_free(a, garbage[i]);
+		err = flex_alloc_block_free(a, garbage[i]);
 		ck_assert_msg(err == -EINVAL, "free of garbage 0x%llx: expected -EINVAL, got %d",
 			      (unsigned long long)garbage[i], err);
 	}
 	/* A well-formed index of a slot never handed out. */
-	err = flex_alloc_free(a, xa + 100);
+	err = flex_alloc_block_free(a, xa + 100);
 	ck_assert_msg(err == -EINVAL || err == -ENOENT, "free of unissued slot: got %d", err);
 	flex_alloc_get_stats(a, &st);
 	ck_assert_uint_eq(st.num_bad_frees, 2 + sizeof(garbage) / sizeof(garbage[0]));
@@ -407,10 +407,10 @@ START_TEST(oom_message_names_sizes)
 	must_free(a, blk[2]);
 	must_free(a, blk[3]);
 	must_free(a, blk[6]);
-	err = flex_alloc_alloc(a, 300000, FLEX_ALLOC_TENSOR, &x);
+	err = flex_alloc_block_alloc(a, 300000, FLEX_ALLOC_TENSOR, &x);
 	ck_assert_msg(err == -ENOMEM, "alloc 300000 with largest hole 256 KiB: expected -ENOMEM, got %d",
 		      err);
-	msg = flex_alloc_last_error();
+	msg = flex_last_error();
 	ck_assert_msg(strstr(msg, "asked 300000 bytes"), "OOM message lacks the size asked: \"%s\"", msg);
 	snprintf(want, sizeof(want), "free %llu bytes in total", 512 * KiB);
 	ck_assert_msg(strstr(msg, want), "OOM message lacks \"%s\": \"%s\"", want, msg);
@@ -431,11 +431,11 @@ START_TEST(oom_larger_than_any_region)
 {
 	struct flex_alloc *a = one_mib(NULL, 0);
 	flex_alloc_index_t x;
-	int err = flex_alloc_alloc(a, FLEX_ALLOC_REGION_SIZE_LIMIT + 1, FLEX_ALLOC_TENSOR, &x);
+	int err = flex_alloc_block_alloc(a, FLEX_ALLOC_REGION_SIZE_LIMIT + 1, FLEX_ALLOC_TENSOR, &x);
 
 	ck_assert_msg(err == -ENOMEM, "alloc beyond the region limit: expected -ENOMEM, got %d", err);
-	ck_assert_msg(strstr(flex_alloc_last_error(), "out of device memory"),
-		      "message: \"%s\"", flex_alloc_last_error());
+	ck_assert_msg(strstr(flex_last_error(), "out of device memory"),
+		      "message: \"%s\"", flex_last_error());
 	flex_alloc_destroy(a);
 }
 END_TEST
@@ -456,7 +456,7 @@ static void on_pressure(struct flex_alloc *a, uint64_t size, void *user)
 	ck_assert_ptr_eq(a, p->a);
 	if (p->victim) {
 		/* Called with no lock held: freeing here must work. */
-		ck_assert_int_eq(flex_alloc_free(a, p->victim), 0);
+		ck_assert_int_eq(flex_alloc_block_free(a, p->victim), 0);
 		p->victim = FLEX_ALLOC_INDEX_NONE;
 	}
 }
@@ -473,19 +473,19 @@ START_TEST(pressure_callback_then_retry)
 	flex_alloc_set_pressure_callback(a, on_pressure, &p);
 	/* Callback frees `big`; the retry then succeeds. */
 	p.victim = big;
-	err = flex_alloc_alloc(a, 500 * KiB, FLEX_ALLOC_TENSOR, &x);
+	err = flex_alloc_block_alloc(a, 500 * KiB, FLEX_ALLOC_TENSOR, &x);
 	ck_assert_msg(err == 0, "alloc after the callback freed room: expected 0, got %d", err);
 	ck_assert_msg(p.calls == 1 && p.size == 500 * KiB,
 		      "callback: expected 1 call with %llu, got %u calls with %llu",
 		      500 * KiB, p.calls, (unsigned long long)p.size);
 	/* Callback frees nothing: one call, one retry, then -ENOMEM. */
-	err = flex_alloc_alloc(a, 600 * KiB, FLEX_ALLOC_TENSOR, &x);
+	err = flex_alloc_block_alloc(a, 600 * KiB, FLEX_ALLOC_TENSOR, &x);
 	ck_assert_msg(err == -ENOMEM && p.calls == 2,
 		      "alloc with nothing to free: expected -ENOMEM after 1 more call, got %d after %u",
 		      err, p.calls);
 	/* Removed: no call at all. */
 	flex_alloc_set_pressure_callback(a, NULL, NULL);
-	ck_assert_int_eq(flex_alloc_alloc(a, 600 * KiB, FLEX_ALLOC_TENSOR, &x), -ENOMEM);
+	ck_assert_int_eq(flex_alloc_block_alloc(a, 600 * KiB, FLEX_ALLOC_TENSOR, &x), -ENOMEM);
 	ck_assert_uint_eq(p.calls, 2);
 	flex_alloc_destroy(a);
 }
@@ -503,7 +503,7 @@ START_TEST(pressure_callback_from_config)
 	cfg.pressure_user = &p;
 	a = new_allocator(&cfg, 64 * KiB, 0, NULL);
 	p.a = a;
-	ck_assert_int_eq(flex_alloc_alloc(a, 128 * KiB, FLEX_ALLOC_TENSOR, &x), -ENOMEM);
+	ck_assert_int_eq(flex_alloc_block_alloc(a, 128 * KiB, FLEX_ALLOC_TENSOR, &x), -ENOMEM);
 	ck_assert_msg(p.calls == 1 && p.size == 128 * KiB,
 		      "config callback: expected 1 call with 131072, got %u with %llu", p.calls,
 		      (unsigned long long)p.size);
@@ -521,8 +521,8 @@ static void *fail_in_thread(void *arg)
 	struct thread_err *t = arg;
 	flex_alloc_index_t x;
 
-	flex_alloc_alloc(t->a, 2 * MiB, FLEX_ALLOC_TENSOR, &x);
-	snprintf(t->seen, sizeof(t->seen), "%s", flex_alloc_last_error());
+	flex_alloc_block_alloc(t->a, 2 * MiB, FLEX_ALLOC_TENSOR, &x);
+	snprintf(t->seen, sizeof(t->seen), "%s", flex_last_error());
 	return NULL;
 }
 
@@ -532,12 +532,12 @@ START_TEST(last_error_is_per_thread)
 	struct thread_err t = { .a = a };
 	pthread_t th;
 
-	ck_assert_int_eq(flex_alloc_free(a, 42), -EINVAL);
+	ck_assert_int_eq(flex_alloc_block_free(a, 42), -EINVAL);
 	pthread_create(&th, NULL, fail_in_thread, &t);
 	pthread_join(th, NULL);
 	ck_assert_msg(strstr(t.seen, "asked 2097152 bytes"), "thread's own error: got \"%s\"", t.seen);
-	ck_assert_msg(strstr(flex_alloc_last_error(), "index 0x2a"),
-		      "main thread keeps its error: got \"%s\"", flex_alloc_last_error());
+	ck_assert_msg(strstr(flex_last_error(), "index 0x2a"),
+		      "main thread keeps its error: got \"%s\"", flex_last_error());
 	flex_alloc_destroy(a);
 }
 END_TEST
@@ -560,7 +560,7 @@ START_TEST(fragmentation_recovered_by_coalescing)
 	ck_assert_msg(st.fragmentation > 0.96 && st.fragmentation < 0.97,
 		      "checkerboard fragmentation: expected 1 - 16/512 = 0.96875, got %f",
 		      st.fragmentation);
-	ck_assert_int_eq(flex_alloc_alloc(a, 32 * KiB, FLEX_ALLOC_TENSOR, &x), -ENOMEM);
+	ck_assert_int_eq(flex_alloc_block_alloc(a, 32 * KiB, FLEX_ALLOC_TENSOR, &x), -ENOMEM);
 	for (int i = 1; i < 64; i += 2) {
 		must_free(a, blk[i]);
 		check_invariants(a, "freeing the checkerboard");

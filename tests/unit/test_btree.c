@@ -2,7 +2,7 @@
 /*
  * The hand-written free-block B+tree (libflex/src/btree.h), white-box:
  * random insertions, deletions and in-place changes against a sorted
- * array, with every invariant (bt_check) verified after each operation and
+ * array, with every invariant (flex_bt_check) verified after each operation and
  * every lookup compared with a scan of the array, in both orders (by key
  * with per-child maxima, and by (key, val) pairs with many equal keys).
  * Phases grow the tree to height 3 and shrink it back to empty, so splits,
@@ -114,7 +114,7 @@ static void compare_lookups(const struct bt *t, const struct model *m, uint64_t 
 			"%s, step %ld: entry before (%u, %u): expected (%u, %u)", t->ops->name, step,
 			m->key[lb], m->val[lb], m->key[lb - 1], m->val[lb - 1]);
 	}
-	found = bt_last(t, &p);
+	found = flex_bt_last(t, &p);
 	require(found == (m->n > 0) && (!found || (bt_key(p) == m->key[m->n - 1] &&
 						   bt_val(p) == m->val[m->n - 1])),
 		"%s, step %ld: last entry: expected %s, got %s", t->ops->name, step,
@@ -182,7 +182,7 @@ static void compare_near(const struct bt *t, const struct model *m, struct memor
 		return;
 	}
 	if (!bt_lower_bound(t, key, 0, &p))
-		bt_last(t, &p);
+		flex_bt_last(t, &p);
 	require(check_near(t, m, p.leaf, key, step, "just found"),
 		"%s, step %ld: near %u from the leaf a lookup found: refused", t->ops->name, step,
 		key);
@@ -196,7 +196,7 @@ static void full_scan(const struct bt *t, const struct model *m, long step)
 	struct bt_pos p;
 	int i = 0;
 
-	if (bt_first(t, &p)) {
+	if (flex_bt_first(t, &p)) {
 		do {
 			require(i < m->n && bt_key(p) == m->key[i] && bt_val(p) == m->val[i],
 				"%s, step %ld: entry %d: expected (%u, %u), got (%u, %u)", t->ops->name, step, i,
@@ -217,7 +217,7 @@ static void run_variant(const struct bt_ops *ops, enum bt_order order, uint64_t 
 	struct bt t;
 
 	m->order = order;
-	bt_init_variant(&t, order, ops);
+	flex_bt_init_variant(&t, order, ops);
 	for (long step = 0; step < steps; step++) {
 		/* Grow towards @peak, then shrink to nothing, twice. */
 		bool growing = (step * 4 / steps) % 2 == 0;
@@ -238,8 +238,8 @@ static void run_variant(const struct bt_ops *ops, enum bt_order order, uint64_t 
 			/* Half the insertions go through the lookup's position. */
 			if (rng(&seed) % 2 && bt_lower_bound(&t, k, v, &p)) {
 				bt_insert_before(&t, p, k, v);
-			} else if (rng(&seed) % 2 && bt_last(&t, &p) && !bt_lower_bound(&t, k, v, &p)) {
-				bt_last(&t, &p);
+			} else if (rng(&seed) % 2 && flex_bt_last(&t, &p) && !bt_lower_bound(&t, k, v, &p)) {
+				flex_bt_last(&t, &p);
 				p.i++;
 				bt_insert_before(&t, p, k, v);
 			} else {
@@ -278,7 +278,7 @@ static void run_variant(const struct bt_ops *ops, enum bt_order order, uint64_t 
 			m->key[i] = k;
 			m->val[i] = v;
 		}
-		err = bt_check(&t);
+		err = flex_bt_check(&t);
 		require(!err, "%s, step %ld (%d entries, height %u): %s", ops->name, step, m->n,
 			t.height, err);
 		if (t.height > max_height)
@@ -299,13 +299,13 @@ static void run_variant(const struct bt_ops *ops, enum bt_order order, uint64_t 
 		      ops->name, mem.found, mem.refused);
 	ck_assert(!bt_leaf_by_id(&t, 0));
 	ck_assert(!bt_leaf_by_id(&t, t.num_leaf_chunks * BT_CHUNK_NODES + 1));
-	bt_fini(&t);
+	flex_bt_fini(&t);
 	free(m);
 }
 
 static void run(enum bt_order order, uint64_t seed, long steps, int peak, unsigned int min_height)
 {
-	for (const struct bt_ops *const *v = bt_variants(); *v; v++)
+	for (const struct bt_ops *const *v = flex_bt_variants(); *v; v++)
 		run_variant(*v, order, seed, steps, peak, min_height);
 }
 
@@ -334,13 +334,13 @@ static void empty_tree_variant(const struct bt_ops *ops)
 	struct bt t;
 	struct bt_pos p;
 
-	bt_init_variant(&t, BT_BY_KEY, ops);
-	ck_assert(!bt_first(&t, &p));
-	ck_assert(!bt_last(&t, &p));
+	flex_bt_init_variant(&t, BT_BY_KEY, ops);
+	ck_assert(!flex_bt_first(&t, &p));
+	ck_assert(!flex_bt_last(&t, &p));
 	ck_assert(!bt_lower_bound(&t, 5, 0, &p));
 	ck_assert(!bt_first_fit(&t, 0, &p));
 	ck_assert(!bt_last_fit(&t, 0, &p));
-	ck_assert_ptr_null(bt_check(&t));
+	ck_assert_ptr_null(flex_bt_check(&t));
 	ck_assert_int_eq(bt_reserve(&t), 0);
 	bt_insert(&t, 7, 3);
 	ck_assert(bt_first_fit(&t, 3, &p) && bt_key(p) == 7);
@@ -349,16 +349,16 @@ static void empty_tree_variant(const struct bt_ops *ops)
 	ck_assert(!bt_first_fit(&t, 4, &p));
 	ck_assert(bt_first_fit(&t, 3, &p));
 	bt_delete(&t, p);
-	ck_assert_ptr_null(bt_check(&t));
+	ck_assert_ptr_null(flex_bt_check(&t));
 	ck_assert_uint_eq(t.count, 0);
 	ck_assert_uint_eq(t.max, 0);
-	bt_clear(&t);
-	bt_fini(&t);
+	flex_bt_clear(&t);
+	flex_bt_fini(&t);
 }
 
 START_TEST(empty_tree)
 {
-	for (const struct bt_ops *const *v = bt_variants(); *v; v++)
+	for (const struct bt_ops *const *v = flex_bt_variants(); *v; v++)
 		empty_tree_variant(*v);
 }
 END_TEST
@@ -372,12 +372,12 @@ static void pair_at_the_top_key_variant(const struct bt_ops *ops)
 	struct bt t;
 	struct bt_pos p;
 
-	bt_init_variant(&t, BT_BY_PAIR, ops);
+	flex_bt_init_variant(&t, BT_BY_PAIR, ops);
 	ck_assert_int_eq(bt_reserve(&t), 0);
 	bt_insert(&t, BT_KEY_NONE, 0);
 	ck_assert_int_eq(bt_reserve(&t), 0);
 	bt_insert(&t, BT_KEY_NONE - 1, 7);
-	ck_assert_ptr_null(bt_check(&t));
+	ck_assert_ptr_null(flex_bt_check(&t));
 	ck_assert(bt_lower_bound(&t, BT_KEY_NONE - 1, 8, &p));
 	ck_assert_uint_eq(bt_key(p), BT_KEY_NONE);
 	ck_assert_uint_eq(bt_val(p), 0);
@@ -388,14 +388,14 @@ static void pair_at_the_top_key_variant(const struct bt_ops *ops)
 	bt_delete(&t, p);
 	ck_assert(bt_lower_bound(&t, BT_KEY_NONE, 0, &p));
 	bt_delete(&t, p);
-	ck_assert_ptr_null(bt_check(&t));
+	ck_assert_ptr_null(flex_bt_check(&t));
 	ck_assert_uint_eq(t.count, 0);
-	bt_fini(&t);
+	flex_bt_fini(&t);
 }
 
 START_TEST(pair_at_the_top_key)
 {
-	for (const struct bt_ops *const *v = bt_variants(); *v; v++)
+	for (const struct bt_ops *const *v = flex_bt_variants(); *v; v++)
 		pair_at_the_top_key_variant(*v);
 }
 END_TEST
@@ -403,7 +403,7 @@ END_TEST
 START_TEST(variants)
 {
 	/* The generic build is always there, and last; AVX2 first when the CPU has it. */
-	const struct bt_ops *const *v = bt_variants();
+	const struct bt_ops *const *v = flex_bt_variants();
 	struct bt t;
 	int n = 0;
 
@@ -411,9 +411,9 @@ START_TEST(variants)
 		n++;
 	ck_assert_msg(n >= 1 && (!strcmp(v[n - 1]->name, "sse2") || !strcmp(v[n - 1]->name, "generic")),
 		      "expected the generic variant last, got %s", n ? v[n - 1]->name : "none");
-	bt_init(&t, BT_BY_KEY);
-	ck_assert_msg(t.ops == v[0], "bt_init took %s, expected %s", t.ops->name, v[0]->name);
-	bt_fini(&t);
+	flex_bt_init(&t, BT_BY_KEY);
+	ck_assert_msg(t.ops == v[0], "flex_bt_init took %s, expected %s", t.ops->name, v[0]->name);
+	flex_bt_fini(&t);
 }
 END_TEST
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Stream-ordered memory on the host: frees that wait for queued work
- * (flex_alloc_free_after()), the queues that used a block
- * (flex_alloc_record_use(), PyTorch's recordStream), and what an
+ * (flex_alloc_block_free_after()), the queues that used a block
+ * (flex_alloc_block_record_use(), PyTorch's recordStream), and what an
  * allocation that finds no room does about them. The queues are fakes
  * that count points by hand; FlexStream's own queue is tested in the VM
  * (tests/kselftest/libflex_defer_test.c).
@@ -108,9 +108,9 @@ START_TEST(free_after_waits_for_the_stream)
 	fake_init(&s);
 	x = must_alloc(a, 256 * KiB, FLEX_ALLOC_TENSOR);
 	s.enqueued = 7;		/* a launch reading x */
-	ck_assert_int_eq(flex_alloc_free_after(a, x, &s.q), 0);
-	ck_assert_msg(flex_alloc_resolve(a, x, &(struct flex_vaddr){ 0 }, NULL) == -ENOENT &&
-		      flex_alloc_free(a, x) == -ENOENT,
+	ck_assert_int_eq(flex_alloc_block_free_after(a, x, &s.q), 0);
+	ck_assert_msg(flex_alloc_block_resolve(a, x, &(struct flex_vaddr){ 0 }, NULL) == -ENOENT &&
+		      flex_alloc_block_free(a, x) == -ENOENT,
 		      "the freed index is dead at once (resolve and a second free refused)");
 	expect_pending("freed after point 7", a, 1, 256 * KiB);
 	y = must_alloc(a, 256 * KiB, FLEX_ALLOC_TENSOR);
@@ -140,7 +140,7 @@ START_TEST(allocations_reclaim_as_they_go)
 
 	fake_init(&s);
 	s.enqueued = 3;
-	ck_assert_int_eq(flex_alloc_free_after(a, must_alloc(a, 4 * KiB, FLEX_ALLOC_TENSOR), &s.q), 0);
+	ck_assert_int_eq(flex_alloc_block_free_after(a, must_alloc(a, 4 * KiB, FLEX_ALLOC_TENSOR), &s.q), 0);
 	s.reached = 3;
 	for (i = 0; i < 64 && s.queries == 0; i++)
 		must_alloc(a, 128, FLEX_ALLOC_TENSOR);
@@ -159,14 +159,14 @@ START_TEST(an_idle_stream_frees_at_once)
 
 	fake_init(&s);
 	x = must_alloc(a, 4 * KiB, FLEX_ALLOC_TENSOR);
-	ck_assert_int_eq(flex_alloc_free_after(a, x, &s.q), 0);
+	ck_assert_int_eq(flex_alloc_block_free_after(a, x, &s.q), 0);
 	expect_pending("nothing enqueued", a, 0, 0);
 	expect_offset("reused at once", a, must_alloc(a, 4 * KiB, FLEX_ALLOC_TENSOR), 0);
 	ck_assert_msg(s.points == 1 && s.queries == 0, "one point asked, no query; got %u, %u",
 		      s.points, s.queries);
 	/* The 0-byte index needs nothing either. */
-	ck_assert_int_eq(flex_alloc_free_after(a, must_alloc(a, 0, FLEX_ALLOC_TENSOR), &s.q), 0);
-	ck_assert_int_eq(flex_alloc_record_use(a, must_alloc(a, 0, FLEX_ALLOC_TENSOR), &s.q), 0);
+	ck_assert_int_eq(flex_alloc_block_free_after(a, must_alloc(a, 0, FLEX_ALLOC_TENSOR), &s.q), 0);
+	ck_assert_int_eq(flex_alloc_block_record_use(a, must_alloc(a, 0, FLEX_ALLOC_TENSOR), &s.q), 0);
 	flex_alloc_destroy(a);
 }
 END_TEST
@@ -188,14 +188,14 @@ START_TEST(recorded_uses_decide_when_a_block_is_free)
 	x = must_alloc(a, 128 * KiB, FLEX_ALLOC_TENSOR);	/* used by S and T */
 	y = must_alloc(a, 128 * KiB, FLEX_ALLOC_TENSOR);	/* used by T, freed plainly */
 	z = must_alloc(a, 128 * KiB, FLEX_ALLOC_TENSOR);	/* used by S only */
-	ck_assert_int_eq(flex_alloc_record_use(a, x, &t.q), 0);
-	ck_assert_int_eq(flex_alloc_record_use(a, x, &t.q), 0);	/* once is enough */
-	ck_assert_int_eq(flex_alloc_record_use(a, y, &t.q), 0);
+	ck_assert_int_eq(flex_alloc_block_record_use(a, x, &t.q), 0);
+	ck_assert_int_eq(flex_alloc_block_record_use(a, x, &t.q), 0);	/* once is enough */
+	ck_assert_int_eq(flex_alloc_block_record_use(a, y, &t.q), 0);
 	s.enqueued = 10;
 	t.enqueued = 20;
-	ck_assert_int_eq(flex_alloc_free_after(a, x, &s.q), 0);
-	ck_assert_int_eq(flex_alloc_free(a, y), 0);
-	ck_assert_int_eq(flex_alloc_free_after(a, z, &s.q), 0);
+	ck_assert_int_eq(flex_alloc_block_free_after(a, x, &s.q), 0);
+	ck_assert_int_eq(flex_alloc_block_free(a, y), 0);
+	ck_assert_int_eq(flex_alloc_block_free_after(a, z, &s.q), 0);
 	expect_pending("three blocks freed", a, 3, 384 * KiB);
 
 	s.reached = 10;		/* S done, T not */
@@ -229,7 +229,7 @@ START_TEST(pressure_waits_for_the_oldest_deferred_frees)
 	for (int i = 0; i < 4; i++) {
 		x[i] = must_alloc(a, 256 * KiB, FLEX_ALLOC_TENSOR);
 		s.enqueued = 100 + i;
-		ck_assert_int_eq(flex_alloc_free_after(a, x[i], &s.q), 0);
+		ck_assert_int_eq(flex_alloc_block_free_after(a, x[i], &s.q), 0);
 	}
 	expect_pending("the region full of deferred frees", a, 4, 1 * MiB);
 	y = must_alloc(a, 256 * KiB, FLEX_ALLOC_TENSOR);
@@ -250,12 +250,12 @@ START_TEST(pressure_waits_for_the_oldest_deferred_frees)
 	check_invariants(a, "pressure");
 	/* Nothing left to wait for but the last: the message says what waits. */
 	s.enqueued = 200;
-	ck_assert_int_eq(flex_alloc_free_after(a, y, &s.q), 0);
-	ck_assert_int_eq(flex_alloc_alloc(a, 2 * MiB, FLEX_ALLOC_TENSOR, &y), -ENOMEM);
+	ck_assert_int_eq(flex_alloc_block_free_after(a, y, &s.q), 0);
+	ck_assert_int_eq(flex_alloc_block_alloc(a, 2 * MiB, FLEX_ALLOC_TENSOR, &y), -ENOMEM);
 	ck_assert_msg(s.reached == 200 &&
-		      strstr(flex_alloc_last_error(), "out of device memory: asked 2097152 bytes"),
+		      strstr(flex_last_error(), "out of device memory: asked 2097152 bytes"),
 		      "2 MiB in a 1 MiB device: every deferred free waited for, then -ENOMEM: \"%s\"",
-		      flex_alloc_last_error());
+		      flex_last_error());
 	flex_alloc_destroy(a);
 }
 END_TEST
@@ -273,15 +273,15 @@ START_TEST(a_retired_queue_is_forgotten)
 	fake_init(&t);
 	x = must_alloc(a, 64 * KiB, FLEX_ALLOC_TENSOR);
 	y = must_alloc(a, 64 * KiB, FLEX_ALLOC_TENSOR);
-	ck_assert_int_eq(flex_alloc_record_use(a, y, &t.q), 0);
+	ck_assert_int_eq(flex_alloc_block_record_use(a, y, &t.q), 0);
 	s.enqueued = t.enqueued = 5;
-	ck_assert_int_eq(flex_alloc_free_after(a, x, &s.q), 0);
+	ck_assert_int_eq(flex_alloc_block_free_after(a, x, &s.q), 0);
 	queries = s.queries;
 	flex_alloc_queue_retire(a, &s.q);
 	expect_pending("retired: x free", a, 0, 0);
 	ck_assert_msg(s.queries == queries, "a retired queue is not asked again");
 	flex_alloc_queue_retire(a, &t.q);
-	ck_assert_int_eq(flex_alloc_free(a, y), 0);
+	ck_assert_int_eq(flex_alloc_block_free(a, y), 0);
 	flex_alloc_get_stats(a, &st);
 	ck_assert_msg(st.allocated_bytes == 0 && t.points == 0,
 		      "y's use on the retired queue is gone: freed at once; got %llu allocated, %u points asked",
@@ -304,7 +304,7 @@ START_TEST(pending_blocks_in_reports)
 	fake_init(&s);
 	x = must_alloc(a, 4000, FLEX_ALLOC_TENSOR);
 	s.enqueued = 1;
-	ck_assert_int_eq(flex_alloc_free_after(a, x, &s.q), 0);
+	ck_assert_int_eq(flex_alloc_block_free_after(a, x, &s.q), 0);
 	walk_blocks(a, &l);
 	ck_assert_msg(l.n == 2 && !l.b[0].is_free && l.b[0].is_pending && l.b[0].index == x &&
 		      l.b[0].size == 4096,
@@ -330,12 +330,12 @@ START_TEST(bad_queue_arguments)
 	uint64_t freed;
 
 	fake_init(&s);
-	ck_assert_int_eq(flex_alloc_free_after(a, x, &none), -EINVAL);
-	ck_assert_int_eq(flex_alloc_record_use(a, x, NULL), -EINVAL);
-	ck_assert_int_eq(flex_alloc_record_use(a, x + 1, &s.q), -EINVAL);
+	ck_assert_int_eq(flex_alloc_block_free_after(a, x, &none), -EINVAL);
+	ck_assert_int_eq(flex_alloc_block_record_use(a, x, NULL), -EINVAL);
+	ck_assert_int_eq(flex_alloc_block_record_use(a, x + 1, &s.q), -EINVAL);
 	ck_assert_int_eq(flex_alloc_reclaim(a, 2, &freed), -EINVAL);
-	ck_assert_int_eq(flex_alloc_free_after(a, x, NULL), 0);	/* no queue: a free */
-	ck_assert_int_eq(flex_alloc_free_after(a, x, &s.q), -ENOENT);
+	ck_assert_int_eq(flex_alloc_block_free_after(a, x, NULL), 0);	/* no queue: a free */
+	ck_assert_int_eq(flex_alloc_block_free_after(a, x, &s.q), -ENOENT);
 	flex_alloc_destroy(a);
 }
 END_TEST

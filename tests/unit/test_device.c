@@ -21,11 +21,11 @@
 static void expect_open(const char *path, int want)
 {
 	struct flex_device *dev = (struct flex_device *)0x1;
-	int err = flex_device_open(path, &dev);
+	int err = flex_device_new(path, &dev);
 
-	ck_assert_msg(err == want, "flex_device_open(%s): expected %d, got %d", path ? path : "NULL",
+	ck_assert_msg(err == want, "flex_device_new(%s): expected %d, got %d", path ? path : "NULL",
 		      want, err);
-	ck_assert_msg(dev == (struct flex_device *)0x1, "flex_device_open(%s) failed but set *out",
+	ck_assert_msg(dev == (struct flex_device *)0x1, "flex_device_new(%s) failed but set *out",
 		      path ? path : "NULL");
 }
 
@@ -52,9 +52,9 @@ END_TEST
 
 START_TEST(open_bad_arguments)
 {
-	ck_assert_int_eq(flex_device_open("/dev/null", NULL), -EINVAL);
+	ck_assert_int_eq(flex_device_new("/dev/null", NULL), -EINVAL);
 	expect_open("/", -EISDIR);
-	flex_device_close(NULL);
+	flex_device_unref(NULL);
 }
 END_TEST
 
@@ -119,7 +119,7 @@ START_TEST(enumerate_from_sysfs)
 	put(dir, "flex0vf", NULL, NULL);
 	put(dir, "other0", NULL, NULL);
 
-	ck_assert_int_eq(device_enumerate_at(dir, d, 8, &n), 0);
+	ck_assert_int_eq(flex_device_enumerate_at(dir, d, 8, &n), 0);
 	ck_assert_msg(n == 4, "expected 4 functions (flex0, its two VFs, flex1), got %u", n);
 	ck_assert_msg(!strcmp(d[0].name, "flex0") && d[0].mode == FLEX_MODE_PF &&
 		      d[0].table_size == 64 && d[0].capacity == 128 * GiB &&
@@ -140,15 +140,15 @@ START_TEST(enumerate_from_sysfs)
 
 	/* Less room than functions: the count says how many there are. */
 	memset(d, 0, sizeof(d));
-	ck_assert_int_eq(device_enumerate_at(dir, d, 2, &n), 0);
+	ck_assert_int_eq(flex_device_enumerate_at(dir, d, 2, &n), 0);
 	ck_assert_msg(n == 4 && !strcmp(d[1].name, "flex0vf0") && !d[2].name[0],
 		      "max 2: expected a count of 4 and only 2 filled");
-	ck_assert_int_eq(device_enumerate_at(dir, NULL, 0, &n), 0);
+	ck_assert_int_eq(flex_device_enumerate_at(dir, NULL, 0, &n), 0);
 	ck_assert_uint_eq(n, 4);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	ck_assert_int_eq(system(cmd), 0);
-	ck_assert_int_eq(device_enumerate_at(dir, d, 8, &n), 0);
+	ck_assert_int_eq(flex_device_enumerate_at(dir, d, 8, &n), 0);
 	ck_assert_msg(n == 0, "no class directory: expected no function, got %u", n);
 }
 END_TEST

@@ -39,12 +39,10 @@ static unsigned char *at(struct mem *m, uint64_t addr, uint64_t n)
 static void run(struct mem *m, const unsigned char *prog, size_t len)
 {
 	struct flex_prog_header h;
-	char err[256] = "";
 
 	memcpy(&h, prog, sizeof(h));
 	ck_assert_uint_le(sizeof(h) + 128 * (size_t)h.n_insns, len);
-	ck_assert_msg(flex_program_validate(prog, sizeof(h) + 128 * (size_t)h.n_insns, NULL, err,
-					    sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(flex_program_validate(prog, sizeof(h) + 128 * (size_t)h.n_insns, NULL) == 0, "%s", flex_last_error());
 	ck_assert_uint_eq(h.n_slots, 0);
 	for (uint32_t i = 0; i < h.n_insns; i++) {
 		struct flex_insn in;
@@ -73,7 +71,7 @@ static void run(struct mem *m, const unsigned char *prog, size_t len)
 static void run_op(const struct devop *op, unsigned char *dst, size_t dst_len,
 		   unsigned char *src, size_t src_len)
 {
-	size_t max = devop_program_max(op);
+	size_t max = flex_devop_program_max(op);
 	unsigned char *prog = malloc(max);
 	struct mem m = { 0 };
 
@@ -84,8 +82,8 @@ static void run_op(const struct devop *op, unsigned char *dst, size_t dst_len,
 	m.len[1] = src_len;
 	m.seg[7] = prog;
 	m.len[7] = max;
-	for (uint32_t k = 0; k < devop_n_cbs(op); k++) {
-		size_t len = devop_program(op, k, prog);
+	for (uint32_t k = 0; k < flex_devop_n_cbs(op); k++) {
+		size_t len = flex_devop_program(op, k, prog);
 
 		ck_assert_uint_le(len, max);
 		run(&m, prog, len);
@@ -182,29 +180,28 @@ START_TEST(device_limits_hold)
 	struct devop op = small_op(DEVOP_INSN_BYTES, DEVOP_INSNS_PER_CB);
 	unsigned char *prog;
 	struct flex_prog_header h;
-	char err[256];
 
 	ck_assert_uint_eq(DEVOP_INSN_BYTES, 64ULL << 20);
 	op.size = 0;
-	ck_assert_uint_eq(devop_n_cbs(&op), 0);
+	ck_assert_uint_eq(flex_devop_n_cbs(&op), 0);
 	op.size = 256ULL << 20;
-	ck_assert_uint_eq(devop_n_cbs(&op), 1);
+	ck_assert_uint_eq(flex_devop_n_cbs(&op), 1);
 	op.size = (256ULL << 20) + 1;
-	ck_assert_uint_eq(devop_n_cbs(&op), 2);
+	ck_assert_uint_eq(flex_devop_n_cbs(&op), 2);
 	op.size = 1ULL << 40;
 	op.fill = 1;
 	op.psize = 8;
 	op.pattern = 0x0123456789abcdefULL;	/* doubling: the longest first program */
-	ck_assert_uint_le(devop_program_max(&op), 4096);
-	prog = malloc(devop_program_max(&op));
+	ck_assert_uint_le(flex_devop_program_max(&op), 4096);
+	prog = malloc(flex_devop_program_max(&op));
 	ck_assert_ptr_nonnull(prog);
-	for (uint32_t k = 0; k < devop_n_cbs(&op); k += devop_n_cbs(&op) - 1) {
-		size_t len = devop_program(&op, k, prog);
+	for (uint32_t k = 0; k < flex_devop_n_cbs(&op); k += flex_devop_n_cbs(&op) - 1) {
+		size_t len = flex_devop_program(&op, k, prog);
 
 		memcpy(&h, prog, sizeof(h));
 		ck_assert_uint_le(sizeof(h) + 128 * (size_t)h.n_insns + 8, len);
 		ck_assert_msg(flex_program_validate(prog, sizeof(h) + 128 * (size_t)h.n_insns,
-						    NULL, err, sizeof(err)) == 0, "%s", err);
+						    NULL) == 0, "%s", flex_last_error());
 		for (uint32_t i = 0; i + 1 < h.n_insns; i++) {
 			struct flex_insn in;
 

@@ -21,7 +21,7 @@ static int host_fn(void *user)
 /* @ret must be @want and the message must contain @needle. */
 static void expect_refused(int ret, int want, const char *needle, const char *what)
 {
-	const char *msg = flex_job_last_error();
+	const char *msg = flex_last_error();
 
 	ck_assert_msg(ret == want, "%s: expected %d, got %d (%s)", what, want, ret, msg);
 	ck_assert_msg(strstr(msg, needle), "%s: message \"%s\" lacks \"%s\"", what, msg, needle);
@@ -71,7 +71,7 @@ START_TEST(dma_only_job_and_its_accessors)
 	ck_assert_uint_eq(got[2].size, 4);
 	flex_job_corr(job, &n);
 	ck_assert_uint_eq(n, 0);
-	flex_job_free(job);
+	flex_job_destroy(job);
 }
 END_TEST
 
@@ -105,41 +105,40 @@ START_TEST(dma_steps_of_any_size)
 	struct flex_job *job = NULL;
 
 	s = flex_step_dma_to_device(1, 0, buf, 0);
-	ck_assert_msg(flex_job_new("j", &s, 1, &job) == 0, "size 0: %s", flex_job_last_error());
-	flex_job_free(job);
+	ck_assert_msg(flex_job_new("j", &s, 1, &job) == 0, "size 0: %s", flex_last_error());
+	flex_job_destroy(job);
 	s = flex_step_dma_to_device(1, 0, NULL, 0);
 	ck_assert_msg(flex_job_new("j", &s, 1, &job) == 0, "size 0, no buffer: %s",
-		      flex_job_last_error());
-	flex_job_free(job);
+		      flex_last_error());
+	flex_job_destroy(job);
 	s = flex_step_dma_from_device(1, 0, buf, FLEX_DMA_MAX_SIZE + 1);
 	ck_assert_msg(flex_job_new("j", &s, 1, &job) == 0, "FLEX_DMA_MAX_SIZE + 1: %s",
-		      flex_job_last_error());
-	flex_job_free(job);
+		      flex_last_error());
+	flex_job_destroy(job);
 }
 END_TEST
 
 START_TEST(kernel_job_and_its_accessors)
 {
-	struct flex_kernel k;
+	struct flex_kernel *k;
 	const struct flex_corr_slot *corr;
 	struct flex_job *job;
 	uint32_t n = 0;
-	char err[128];
 
-	ck_assert_int_eq(flex_kernel_matmul(FLEX_DTYPE_INT32, 16, 16, 16, &k, err, sizeof(err)), 0);
-	ck_assert_int_eq(flex_job_new_kernel("mm", 42, &k.sig, k.corr, k.n_corr, kernel_plan, 3,
+	ck_assert_int_eq(flex_kernel_new_matmul(FLEX_DTYPE_INT32, 16, 16, 16, &k), 0);
+	ck_assert_int_eq(flex_job_new_kernel("mm", 42, &k->sig, k->corr, k->n_corr, kernel_plan, 3,
 					     &job), 0);
 	ck_assert_int_eq(flex_job_is_kernel(job), 1);
 	ck_assert_uint_eq(flex_job_binary(job), 42);
 	ck_assert_uint_eq(flex_job_sig(job)->n_args, 3);
 	ck_assert_str_eq(flex_job_sig(job)->args[2].name, "C");
 	corr = flex_job_corr(job, &n);
-	ck_assert_uint_eq(n, k.n_corr);
-	ck_assert_int_eq(memcmp(corr, k.corr, n * sizeof(*corr)), 0);
+	ck_assert_uint_eq(n, k->n_corr);
+	ck_assert_int_eq(memcmp(corr, k->corr, n * sizeof(*corr)), 0);
 	flex_job_steps(job, &n);
 	ck_assert_uint_eq(n, 3);
-	flex_job_free(job);
-	flex_kernel_release(&k);
+	flex_job_destroy(job);
+	flex_kernel_destroy(k);
 }
 END_TEST
 
@@ -147,42 +146,42 @@ START_TEST(kernel_plan_and_correction_errors)
 {
 	struct flex_step bad[3];
 	struct flex_corr_slot slot;
-	struct flex_kernel k;
+	struct flex_kernel *k;
 	struct flex_job *job;
 
-	ck_assert_int_eq(flex_kernel_matmul(FLEX_DTYPE_INT32, 16, 16, 16, &k, NULL, 0), 0);
-	expect_refused(flex_job_new_kernel("mm", FLEX_ALLOC_INDEX_NONE, &k.sig, k.corr, k.n_corr,
+	ck_assert_int_eq(flex_kernel_new_matmul(FLEX_DTYPE_INT32, 16, 16, 16, &k), 0);
+	expect_refused(flex_job_new_kernel("mm", FLEX_ALLOC_INDEX_NONE, &k->sig, k->corr, k->n_corr,
 					   kernel_plan, 3, &job), -EINVAL, "no binary", "no binary");
 	/* With correction metadata the plan is exactly host_op, dma_correction, compute. */
-	expect_refused(flex_job_new_kernel("mm", 1, &k.sig, k.corr, k.n_corr, kernel_plan + 2, 1,
+	expect_refused(flex_job_new_kernel("mm", 1, &k->sig, k->corr, k->n_corr, kernel_plan + 2, 1,
 					   &job), -EINVAL, "not 1 steps", "compute only");
 	memcpy(bad, kernel_plan, sizeof(bad));
 	bad[1] = kernel_plan[2];
 	bad[2] = kernel_plan[1];
-	expect_refused(flex_job_new_kernel("mm", 1, &k.sig, k.corr, k.n_corr, bad, 3, &job),
+	expect_refused(flex_job_new_kernel("mm", 1, &k->sig, k->corr, k->n_corr, bad, 3, &job),
 		       -EINVAL, "step 1 is compute, expected dma_correction", "order");
 	memcpy(bad, kernel_plan, sizeof(bad));
 	bad[0].fn = host_fn;
-	expect_refused(flex_job_new_kernel("mm", 1, &k.sig, k.corr, k.n_corr, bad, 3, &job),
+	expect_refused(flex_job_new_kernel("mm", 1, &k->sig, k->corr, k->n_corr, bad, 3, &job),
 		       -EINVAL, "fn must be NULL", "user host op in a kernel job");
 	/* Without correction metadata it is just compute. */
-	expect_refused(flex_job_new_kernel("mm", 1, &k.sig, NULL, 0, kernel_plan, 3, &job),
+	expect_refused(flex_job_new_kernel("mm", 1, &k->sig, NULL, 0, kernel_plan, 3, &job),
 		       -EINVAL, "[compute]", "correction steps without metadata");
 	slot = (struct flex_corr_slot){ .kind = FLEX_CORR_ADDRESS, .arg = 3 };
-	expect_refused(flex_job_new_kernel("mm", 1, &k.sig, &slot, 1, kernel_plan, 3, &job),
+	expect_refused(flex_job_new_kernel("mm", 1, &k->sig, &slot, 1, kernel_plan, 3, &job),
 		       -EINVAL, "arg 3, the kernel has 3", "slot arg");
 	slot = (struct flex_corr_slot){ .kind = FLEX_CORR_STRIDE, .arg = 0, .dim = 2 };
-	expect_refused(flex_job_new_kernel("mm", 1, &k.sig, &slot, 1, kernel_plan, 3, &job),
+	expect_refused(flex_job_new_kernel("mm", 1, &k->sig, &slot, 1, kernel_plan, 3, &job),
 		       -EINVAL, "dim 2, arg 0 (A) has 2", "slot dim");
 	slot = (struct flex_corr_slot){ .kind = (enum flex_corr_kind)9 };
-	expect_refused(flex_job_new_kernel("mm", 1, &k.sig, &slot, 1, kernel_plan, 3, &job),
+	expect_refused(flex_job_new_kernel("mm", 1, &k->sig, &slot, 1, kernel_plan, 3, &job),
 		       -EINVAL, "unknown kind 9", "slot kind");
-	k.sig.args[0].ndim = 0;
-	expect_refused(flex_job_new_kernel("mm", 1, &k.sig, k.corr, k.n_corr, kernel_plan, 3,
+	k->sig.args[0].ndim = 0;
+	expect_refused(flex_job_new_kernel("mm", 1, &k->sig, k->corr, k->n_corr, kernel_plan, 3,
 					   &job), -EINVAL, "bad signature", "signature");
 	/* The stream's error text is the same per-thread buffer. */
-	ck_assert_str_eq(flex_stream_last_error(), flex_job_last_error());
-	flex_kernel_release(&k);
+	ck_assert_str_eq(flex_last_error(), flex_last_error());
+	flex_kernel_destroy(k);
 }
 END_TEST
 
@@ -208,7 +207,7 @@ START_TEST(execution_plan)
 	ck_assert_ptr_null(flex_plan_job(plan, 2));
 	ck_assert_ptr_eq(flex_plan_find(plan, "run"), b);
 	ck_assert_ptr_null(flex_plan_find(plan, "nope"));
-	flex_plan_free(plan);
+	flex_plan_destroy(plan);
 }
 END_TEST
 

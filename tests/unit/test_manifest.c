@@ -66,25 +66,25 @@ static char *stage(const char *name)
 
 static void make_binaries(void)
 {
-	struct flex_kernel k;
+	struct flex_kernel *k;
 	struct flex_program *p;
 	uint64_t fill[3] = { FLEX_ADDR(0, 0), 2, 0 };
 	void *buf;
 	size_t len;
 
 	must(mkdtemp(scratch));
-	must(!flex_kernel_matmul(FLEX_DTYPE_INT32, 64, 64, 64, &k, NULL, 0));
-	write_file("matmul_i32.bin", k.binary, k.binary_size);
-	flex_kernel_release(&k);
-	must(!flex_kernel_relu(16, 16, &k, NULL, 0));
-	write_file("relu.bin", k.binary, k.binary_size);
-	flex_kernel_release(&k);
+	must(!flex_kernel_new_matmul(FLEX_DTYPE_INT32, 64, 64, 64, &k));
+	write_file("matmul_i32.bin", k->binary, k->binary_size);
+	flex_kernel_destroy(k);
+	must(!flex_kernel_new_relu(FLEX_DTYPE_INT32,16, 16, &k));
+	write_file("relu.bin", k->binary, k->binary_size);
+	flex_kernel_destroy(k);
 	must(!flex_program_new(&p));
 	must(!flex_program_emit(p, FLEX_OP_FILL, FLEX_DT_I32, 0, fill, 3));
 	must(!flex_program_finish(p, &buf, &len));
 	write_file("nocorr.bin", buf, len);
 	free(buf);
-	flex_program_free(p);
+	flex_program_destroy(p);
 	write_file("garbage.bin", "not a program at all, just text\n", 32);
 }
 
@@ -92,11 +92,10 @@ START_TEST(good_manifest)
 {
 	const struct flex_manifest_job *j;
 	struct flex_manifest *m = NULL;
-	char err[512] = "";
 	const char *path = stage("good.json");
-	int ret = flex_manifest_parse(path, &m, err, sizeof(err));
+	int ret = flex_manifest_new_from_file(path, &m);
 
-	ck_assert_msg(ret == 0, "good.json: expected 0, got %d (%s)", ret, err);
+	ck_assert_msg(ret == 0, "good.json: expected 0, got %d (%s)", ret, flex_last_error());
 	ck_assert_str_eq(flex_manifest_path(m), path);
 	ck_assert_uint_eq(flex_manifest_n_jobs(m), 3);
 
@@ -121,7 +120,7 @@ START_TEST(good_manifest)
 	ck_assert_uint_eq(j->n_steps, 3);
 	ck_assert_int_eq(j->steps[1], FLEX_STEP_DMA_CORRECTION);
 	ck_assert_uint_eq(j->binary_size, 32 + 2 * 128);
-	ck_assert_int_eq(flex_program_validate(j->binary, j->binary_size, NULL, NULL, 0), 0);
+	ck_assert_int_eq(flex_program_validate(j->binary, j->binary_size, NULL), 0);
 	ck_assert_int_eq(flex_manifest_arg_index(j, "C"), 2);
 	ck_assert_int_eq(flex_manifest_arg_index(j, "Z"), -1);
 
@@ -143,7 +142,7 @@ START_TEST(good_manifest)
 	ck_assert_int_eq(j->steps[0], FLEX_STEP_COMPUTE);
 	ck_assert_ptr_null(flex_manifest_job(m, 3));
 	ck_assert_ptr_null(flex_manifest_find(m, "nope"));
-	flex_manifest_free(m);
+	flex_manifest_destroy(m);
 }
 END_TEST
 
@@ -213,35 +212,34 @@ START_TEST(bad_manifest)
 {
 	const struct bad_case *bc = &bad[_i];
 	struct flex_manifest *m = NULL;
-	char err[1024] = "";
 	const char *path = stage(bc->file);
-	int ret = flex_manifest_parse(path, &m, err, sizeof(err));
+	int ret = flex_manifest_new_from_file(path, &m);
 
-	ck_assert_msg(ret == bc->err, "%s: expected %d, got %d (%s)", bc->file, bc->err, ret, err);
+	ck_assert_msg(ret == bc->err, "%s: expected %d, got %d (%s)", bc->file, bc->err, ret, flex_last_error());
 	ck_assert_ptr_null(m);
-	ck_assert_msg(!strncmp(err, path, strlen(path)),
-		      "%s: message \"%s\" does not start with the file's path", bc->file, err);
+	ck_assert_msg(!strncmp(flex_last_error(), path, strlen(path)),
+		      "%s: message \"%s\" does not start with the file's path", bc->file, flex_last_error());
 	for (int k = 0; k < 3 && bc->want[k]; k++)
-		ck_assert_msg(strstr(err, bc->want[k]), "%s: message \"%s\" lacks \"%s\"",
-			      bc->file, err, bc->want[k]);
+		ck_assert_msg(strstr(flex_last_error(), bc->want[k]), "%s: message \"%s\" lacks \"%s\"",
+			      bc->file, flex_last_error(), bc->want[k]);
 }
 END_TEST
 
 START_TEST(missing_file)
 {
 	struct flex_manifest *m = NULL;
-	char err[256] = "", path[300];
+	char path[300];
 
 	snprintf(path, sizeof(path), "%s/none.json", scratch);
-	ck_assert_int_eq(flex_manifest_parse(path, &m, err, sizeof(err)), -ENOENT);
-	ck_assert_msg(strstr(err, "none.json") && strstr(err, "No such file"), "message: %s", err);
-	ck_assert_int_eq(flex_manifest_parse(scratch, &m, err, sizeof(err)), -EISDIR);
-	ck_assert_int_eq(flex_manifest_parse(NULL, &m, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(flex_manifest_new_from_file(path, &m), -ENOENT);
+	ck_assert_msg(strstr(flex_last_error(), "none.json") && strstr(flex_last_error(), "No such file"), "message: %s", flex_last_error());
+	ck_assert_int_eq(flex_manifest_new_from_file(scratch, &m), -EISDIR);
+	ck_assert_int_eq(flex_manifest_new_from_file(NULL, &m), -EINVAL);
 	/* An empty file is a syntax error, not a crash. */
 	write_file("empty.json", "", 0);
 	snprintf(path, sizeof(path), "%s/empty.json", scratch);
-	ck_assert_int_eq(flex_manifest_parse(path, &m, err, sizeof(err)), -EINVAL);
-	ck_assert_msg(strstr(err, "unexpected end of file"), "message: %s", err);
+	ck_assert_int_eq(flex_manifest_new_from_file(path, &m), -EINVAL);
+	ck_assert_msg(strstr(flex_last_error(), "unexpected end of file"), "message: %s", flex_last_error());
 }
 END_TEST
 

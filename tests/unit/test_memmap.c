@@ -391,7 +391,7 @@ START_TEST(a_history_is_drawn_over_time)
 	must_alloc(a, 256 * KiB, FLEX_ALLOC_TENSOR);	/* before recording */
 	ck_assert_int_eq(flex_alloc_record_history(a, 16), 0);
 	x = must_alloc(a, 512 * KiB, FLEX_ALLOC_TENSOR);
-	ck_assert_int_eq(flex_alloc_alloc(a, 512 * KiB, FLEX_ALLOC_TENSOR, &y), -ENOMEM);
+	ck_assert_int_eq(flex_alloc_block_alloc(a, 512 * KiB, FLEX_ALLOC_TENSOR, &y), -ENOMEM);
 	must_free(a, x);
 	must_alloc(a, 128 * KiB, FLEX_ALLOC_TENSOR);
 	f = open_memstream(&buf, &len);

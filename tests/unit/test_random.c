@@ -214,7 +214,7 @@ static void run_sequence(enum flex_alloc_region_strategy rs, enum flex_alloc_blo
 			else
 				size = 1ULL << (rng(&seed) % 18), size += rng(&seed) % size;
 			region = model_alloc(m, flex_alloc_round_size(size), kind, &start);
-			err = flex_alloc_alloc(a, size, kind, &idx);
+			err = flex_alloc_block_alloc(a, size, kind, &idx);
 			if (region < 0) {
 				require(err == -ENOMEM, "%s step %ld: model says no room for %llu, allocator returned %d",
 					      what, step, (unsigned long long)size, err);
@@ -224,7 +224,7 @@ static void run_sequence(enum flex_alloc_region_strategy rs, enum flex_alloc_blo
 
 				require(err == 0, "%s step %ld: alloc %llu: model places it in region %d at %llu, allocator failed %d (%s)",
 					      what, step, (unsigned long long)size, region,
-					      (unsigned long long)start, err, flex_alloc_last_error());
+					      (unsigned long long)start, err, flex_last_error());
 				va = must_resolve(a, idx);
 				require(va.region_id == (uint64_t)region && va.offset == start,
 					      "%s step %ld: alloc %llu (%s): model region %d offset %llu, allocator region %llu offset %llu",

@@ -219,7 +219,7 @@ START_TEST(fixed_regions_up_front)
 	ck_assert_msg(rec.attempts == 3, "3 fixed regions: expected 3 attempts at creation, got %u",
 		      rec.attempts);
 	expect_locked("fixed regions", a, 1, 3);
-	while (flex_alloc_alloc(a, 100 * KiB, FLEX_ALLOC_TENSOR, &x) == 0)
+	while (flex_alloc_block_alloc(a, 100 * KiB, FLEX_ALLOC_TENSOR, &x) == 0)
 		n++;
 	ck_assert_msg(n == 30, "100 KiB blocks in 3 x 1 MiB: expected 30, got %d", n);
 	ck_assert_msg(rec.attempts == 3, "never acquire after creation: got %u attempts",
@@ -246,8 +246,8 @@ START_TEST(fixed_regions_partial_and_none)
 	ck_assert_int_eq(flex_region_source_new_memory(512 * KiB, 0, &src), 0);
 	err = flex_alloc_new(src, &cfg, &a);
 	ck_assert_msg(err == -ENOMEM, "no fixed region possible: expected -ENOMEM, got %d", err);
-	ck_assert_msg(strstr(flex_alloc_last_error(), "none of 3 fixed regions"),
-		      "message: \"%s\"", flex_alloc_last_error());
+	ck_assert_msg(strstr(flex_last_error(), "none of 3 fixed regions"),
+		      "message: \"%s\"", flex_last_error());
 	flex_region_source_unref(src);
 }
 END_TEST
@@ -466,7 +466,7 @@ START_TEST(release_empty_regions)
 		      "after the frees: expected 1 region kept, 1 MiB reserved, 2 releases, unlocked; got %u, %llu, %llu, %u",
 		      st.num_regions, (unsigned long long)st.reserved_bytes,
 		      (unsigned long long)st.num_region_releases, st.regions_locked);
-	ck_assert_int_eq(flex_alloc_free(a, x[2]), -ENOENT);
+	ck_assert_int_eq(flex_alloc_block_free(a, x[2]), -ENOENT);
 	x[0] = must_alloc(a, 4 * KiB, FLEX_ALLOC_TENSOR);
 	ck_assert_msg(rec.attempts == 3, "the kept region serves the next allocation: got %u attempts",
 		      rec.attempts);
@@ -566,9 +566,9 @@ START_TEST(oom_gives_back_empty_regions_first)
 	x = must_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR);
 	must_free(a, must_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR));
 	expect_locked("two regions, one empty", a, 1, 2);
-	err = flex_alloc_alloc(a, 2 * MiB, FLEX_ALLOC_TENSOR, &y);
+	err = flex_alloc_block_alloc(a, 2 * MiB, FLEX_ALLOC_TENSOR, &y);
 	ck_assert_msg(err == 0, "2 MiB with an empty 1 MiB region held: expected 0, got %d (%s)", err,
-		      flex_alloc_last_error());
+		      flex_last_error());
 	ck_assert_msg(rec.releases == 1 && must_resolve(a, x).region_id == 0,
 		      "the empty region given back, the live one kept: got %u releases", rec.releases);
 	flex_alloc_destroy(a);

@@ -79,21 +79,21 @@ START_TEST(four_vfs_sharing_128_gib_each_allocate)
 	for (int v = 0; v < 4; v++) {
 		for (int i = 0; i < 8; i++) {
 			flex_alloc_index_t x;
-			int err = flex_alloc_alloc(a[v], 1 * MiB, FLEX_ALLOC_TENSOR, &x);
+			int err = flex_alloc_block_alloc(a[v], 1 * MiB, FLEX_ALLOC_TENSOR, &x);
 
 			ck_assert_msg(err == 0,
 				      "VF %d, tensor %d of 1 MiB: expected 0, got %d (%s); the device has %llu bytes free",
-				      v, i, err, flex_alloc_last_error(),
+				      v, i, err, flex_last_error(),
 				      (unsigned long long)device_free(device));
 		}
 	}
 	/* And each can still grow: a 4 GiB tensor per VF. */
 	for (int v = 0; v < 4; v++) {
 		flex_alloc_index_t x;
-		int err = flex_alloc_alloc(a[v], 4 * GiB, FLEX_ALLOC_TENSOR, &x);
+		int err = flex_alloc_block_alloc(a[v], 4 * GiB, FLEX_ALLOC_TENSOR, &x);
 
 		ck_assert_msg(err == 0, "VF %d, a 4 GiB tensor after the small ones: expected 0, got %d (%s)",
-			      v, err, flex_alloc_last_error());
+			      v, err, flex_last_error());
 	}
 	for (int v = 0; v < 4; v++) {
 		flex_alloc_destroy(a[v]);
@@ -124,7 +124,7 @@ START_TEST(region_sizes_follow_the_quota)
 	unsigned int ok = 0;
 	int err;
 
-	while (ok < 65 && flex_alloc_alloc(a, 256 * MiB, FLEX_ALLOC_TENSOR, &x) == 0)
+	while (ok < 65 && flex_alloc_block_alloc(a, 256 * MiB, FLEX_ALLOC_TENSOR, &x) == 0)
 		ok++;
 	st = stats_of(a);
 	ck_assert_msg(ok == 64 && st.reserved_bytes == 16 * GiB && st.num_regions == 8,
@@ -137,7 +137,7 @@ START_TEST(region_sizes_follow_the_quota)
 		ck_assert_msg(rs.size == sizes[i], "region %u: expected %llu bytes, got %llu", i,
 			      (unsigned long long)sizes[i], (unsigned long long)rs.size);
 	}
-	err = flex_alloc_alloc(a, 256 * MiB, FLEX_ALLOC_TENSOR, &x);
+	err = flex_alloc_block_alloc(a, 256 * MiB, FLEX_ALLOC_TENSOR, &x);
 	ck_assert_msg(err == -ENOMEM, "quota reached: expected -ENOMEM, got %d", err);
 	flex_alloc_destroy(a);
 	flex_region_source_unref(src);
@@ -180,22 +180,22 @@ START_TEST(transient_failure_does_not_lock)
 
 	ck_assert_int_eq(flex_region_source_new_memory_function(device, 8, 0, &other), 0);
 	ck_assert_int_eq(flex_region_source_acquire(other, 8 * GiB, &held), 0);
-	err = flex_alloc_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR, &x);
+	err = flex_alloc_block_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR, &x);
 	ck_assert_msg(err == -ENOMEM, "device held by another tenant: expected -ENOMEM, got %d", err);
 	st = stats_of(a);
 	ck_assert_msg(!st.regions_locked,
 		      "an -ENOMEM from the source is transient: expected not locked, got locked with %u regions",
 		      st.num_regions);
-	ck_assert_msg(strstr(flex_alloc_last_error(), "not locked") &&
-		      strstr(flex_alloc_last_error(),
+	ck_assert_msg(strstr(flex_last_error(), "not locked") &&
+		      strstr(flex_last_error(),
 			     "the source has 0 bytes free for new regions (largest 0) of 8589934592"),
 		      "OOM message should say the region set is not locked and the source has nothing free: \"%s\"",
-		      flex_alloc_last_error());
+		      flex_last_error());
 
 	ck_assert_int_eq(flex_region_source_release(other, &held), 0);
-	err = flex_alloc_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR, &x);
+	err = flex_alloc_block_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR, &x);
 	ck_assert_msg(err == 0, "the tenant freed the device: expected 0, got %d (%s)", err,
-		      flex_alloc_last_error());
+		      flex_last_error());
 	flex_alloc_destroy(a);
 	flex_region_source_unref(other);
 	flex_region_source_unref(vf);
@@ -228,7 +228,7 @@ START_TEST(load_balancing_backs_off_after_enomem)
 		must_alloc(a, 4 * KiB, FLEX_ALLOC_TENSOR);
 	ck_assert_msg(rec.attempts == 4, "after -ENOMEM, allocations that fit: expected no attempt, got %u attempts",
 		      rec.attempts);
-	ck_assert_int_eq(flex_alloc_alloc(a, 2 * MiB, FLEX_ALLOC_TENSOR, &x), -ENOMEM);
+	ck_assert_int_eq(flex_alloc_block_alloc(a, 2 * MiB, FLEX_ALLOC_TENSOR, &x), -ENOMEM);
 	ck_assert_msg(rec.attempts == 5 && rec.size[4] == 2 * MiB,
 		      "an allocation that fits nowhere retries with a region of its size: expected attempt 5 of 2 MiB, got %u attempts, last %llu",
 		      rec.attempts, (unsigned long long)rec.size[rec.attempts - 1]);
@@ -247,10 +247,10 @@ START_TEST(oversize_tensor_fits_an_empty_device)
 	uint64_t size;
 	int err;
 
-	err = flex_alloc_alloc(a, 16 * GiB, FLEX_ALLOC_TENSOR, &x);
+	err = flex_alloc_block_alloc(a, 16 * GiB, FLEX_ALLOC_TENSOR, &x);
 	ck_assert_msg(err == 0, "a 16 GiB tensor on an empty 128 GiB device: expected 0, got %d (%s)",
-		      err, flex_alloc_last_error());
-	ck_assert_int_eq(flex_alloc_resolve(a, x, &(struct flex_vaddr){ 0 }, &size), 0);
+		      err, flex_last_error());
+	ck_assert_int_eq(flex_alloc_block_resolve(a, x, &(struct flex_vaddr){ 0 }, &size), 0);
 	ck_assert_uint_eq(size, 16 * GiB);
 	flex_alloc_destroy(a);
 	flex_region_source_unref(vf);
@@ -263,7 +263,7 @@ START_TEST(oversize_tensor_fits_an_empty_device)
 
 		config_fallbacks(&cfg, (const uint64_t[]){ 12 * GiB, 8 * GiB, 4 * GiB }, 3);
 		a = new_allocator_on(src, &cfg, NULL);
-		err = flex_alloc_alloc(a, 16 * GiB, FLEX_ALLOC_TENSOR, &x);
+		err = flex_alloc_block_alloc(a, 16 * GiB, FLEX_ALLOC_TENSOR, &x);
 		ck_assert_msg(err == 0 && rec.attempts == 1 && rec.size[0] == 16 * GiB,
 			      "16 GiB with fallbacks 12/8/4 GiB: expected one acquisition of 16 GiB, got %d after %u attempts (first %llu)",
 			      err, rec.attempts, (unsigned long long)rec.size[0]);
@@ -288,14 +288,14 @@ START_TEST(failed_oversize_requests_reserve_nothing)
 
 	/* Larger than the device, six times. */
 	for (int i = 0; i < 6; i++) {
-		err = flex_alloc_alloc(a, 200 * GiB, FLEX_ALLOC_TENSOR, &x);
+		err = flex_alloc_block_alloc(a, 200 * GiB, FLEX_ALLOC_TENSOR, &x);
 		ck_assert_msg(err == -ENOMEM, "200 GiB on 128 GiB: expected -ENOMEM, got %d", err);
 	}
 	/* Larger than what another tenant leaves free. */
 	ck_assert_int_eq(flex_region_source_new_memory_function(device, 8, 0, &other), 0);
 	ck_assert_int_eq(flex_region_source_acquire(other, 100 * GiB, &held), 0);
 	for (int i = 0; i < 6; i++) {
-		err = flex_alloc_alloc(a, 40 * GiB, FLEX_ALLOC_TENSOR, &x);
+		err = flex_alloc_block_alloc(a, 40 * GiB, FLEX_ALLOC_TENSOR, &x);
 		ck_assert_msg(err == -ENOMEM, "40 GiB with 28 GiB free: expected -ENOMEM, got %d", err);
 	}
 	st = stats_of(a);

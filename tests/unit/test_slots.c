@@ -14,7 +14,7 @@ START_TEST(grows_across_chunks)
 	struct slot_table t;
 	uint32_t s;
 
-	slot_table_init(&t);
+	flex_slot_table_init(&t);
 	for (uint32_t i = 0; i < SLOT_CHUNK + 10; i++) {
 		ck_assert_int_eq(slot_get(&t, &s), 0);
 		require(s == i, "slot %u: expected number %u, got %u", i, i, s);
@@ -23,7 +23,7 @@ START_TEST(grows_across_chunks)
 			slot_at(&t, s)->live, slot_at(&t, s)->gen);
 	}
 	ck_assert_uint_eq(t.capacity, SLOT_CHUNK + 10);
-	slot_table_fini(&t);
+	flex_slot_table_fini(&t);
 }
 END_TEST
 
@@ -37,7 +37,7 @@ START_TEST(reuse_is_delayed_and_fifo)
 	struct slot_table t;
 	uint32_t s, fresh;
 
-	slot_table_init(&t);
+	flex_slot_table_init(&t);
 	for (uint32_t i = 0; i < freed; i++)
 		ck_assert_int_eq(slot_get(&t, &s), 0);
 	/* Free them in reverse, so that order is not number order. */
@@ -59,7 +59,7 @@ START_TEST(reuse_is_delayed_and_fifo)
 		require(slot_at(&t, s)->gen == 2, "slot %u: expected generation 2, got %u", s,
 			slot_at(&t, s)->gen);
 	}
-	slot_table_fini(&t);
+	flex_slot_table_fini(&t);
 }
 END_TEST
 

@@ -33,9 +33,9 @@ START_TEST(stats_follow_operations)
 	must_alloc(a, 1000, FLEX_ALLOC_TENSOR);		/* block 1024 */
 	y = must_alloc(a, 300 * KiB, FLEX_ALLOC_TENSOR);
 	must_alloc(a, 200 * KiB, FLEX_ALLOC_PROGRAM);	/* at the top */
-	ck_assert_int_eq(flex_alloc_alloc(a, 3 * MiB, FLEX_ALLOC_TENSOR, &f), -ENOMEM);
+	ck_assert_int_eq(flex_alloc_block_alloc(a, 3 * MiB, FLEX_ALLOC_TENSOR, &f), -ENOMEM);
 	must_free(a, y);
-	ck_assert_int_eq(flex_alloc_free(a, y), -ENOENT);
+	ck_assert_int_eq(flex_alloc_block_free(a, y), -ENOENT);
 	/* 900 KiB does not fit region 0: FillFirst acquires the second. */
 	must_free(a, must_alloc(a, 900 * KiB, FLEX_ALLOC_TENSOR));
 
@@ -126,7 +126,7 @@ static void free_victim(struct flex_alloc *a, uint64_t size, void *user)
 	flex_alloc_index_t *victim = user;
 
 	if (*victim) {
-		flex_alloc_free(a, *victim);
+		flex_alloc_block_free(a, *victim);
 		*victim = FLEX_ALLOC_INDEX_NONE;
 	}
 }
@@ -144,9 +144,9 @@ START_TEST(oom_and_retry_counts)
 	a = new_allocator(&cfg, 2 * MiB, 0, NULL);
 	victim = must_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR);
 	must_free(a, must_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR));	/* region 1, empty */
-	ck_assert_int_eq(flex_alloc_alloc(a, 8, (enum flex_alloc_kind)3, &x), -EINVAL);
+	ck_assert_int_eq(flex_alloc_block_alloc(a, 8, (enum flex_alloc_kind)3, &x), -EINVAL);
 	/* 2 MiB: the empty region is given back (a retry), the device is still too small. */
-	ck_assert_int_eq(flex_alloc_alloc(a, 2 * MiB, FLEX_ALLOC_TENSOR, &x), -ENOMEM);
+	ck_assert_int_eq(flex_alloc_block_alloc(a, 2 * MiB, FLEX_ALLOC_TENSOR, &x), -ENOMEM);
 	flex_alloc_get_stats(a, &st);
 	ck_assert_msg(st.num_failed_allocs == 2 && st.num_ooms == 1 && st.num_pressure_retries == 1,
 		      "an -EINVAL and an -ENOMEM after one retry: expected 2 failed, 1 OOM, 1 retry; got %llu, %llu, %llu",
@@ -155,7 +155,7 @@ START_TEST(oom_and_retry_counts)
 	/* The callback frees the victim: the retry succeeds, no OOM. */
 	flex_alloc_set_pressure_callback(a, free_victim, &victim);
 	must_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR);
-	ck_assert_int_eq(flex_alloc_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR, &x), 0);
+	ck_assert_int_eq(flex_alloc_block_alloc(a, 1 * MiB, FLEX_ALLOC_TENSOR, &x), 0);
 	flex_alloc_get_stats(a, &st);
 	ck_assert_msg(st.num_ooms == 1 && st.num_pressure_retries == 2 && !victim,
 		      "the callback made room: expected still 1 OOM and now 2 retries; got %llu, %llu",
@@ -214,8 +214,8 @@ START_TEST(mem_get_info_of_the_function)
 		ck_assert_int_eq(flex_region_source_new(&ops, NULL, 0, &src), 0);
 		a = new_allocator_on(src, NULL, NULL);
 		ck_assert_int_eq(flex_alloc_mem_get_info(a, &free, &total), -EOPNOTSUPP);
-		ck_assert_msg(strstr(flex_alloc_last_error(), "cannot say"),
-			      "message: \"%s\"", flex_alloc_last_error());
+		ck_assert_msg(strstr(flex_last_error(), "cannot say"),
+			      "message: \"%s\"", flex_last_error());
 		flex_alloc_destroy(a);
 		flex_region_source_unref(src);
 	}
@@ -441,7 +441,7 @@ static void debug_workload(struct flex_alloc *a)
 	must_free(a, must_alloc(a, 4 * KiB, FLEX_ALLOC_TENSOR));
 	must_alloc(a, 4 * KiB, FLEX_ALLOC_TENSOR);
 	must_alloc(a, 4 * KiB, FLEX_ALLOC_TENSOR);
-	ck_assert_int_eq(flex_alloc_alloc(a, 32 * GiB, FLEX_ALLOC_TENSOR, &f), -ENOMEM);
+	ck_assert_int_eq(flex_alloc_block_alloc(a, 32 * GiB, FLEX_ALLOC_TENSOR, &f), -ENOMEM);
 }
 
 static void check_debug_log(const char *how, const struct log_capture *log)
@@ -570,9 +570,9 @@ START_TEST(bad_configs_refused)
 		cases[i].set(&cfg);
 		err = flex_alloc_new(src, &cfg, &a);
 		ck_assert_msg(err == -EINVAL && !a, "%s: expected -EINVAL, got %d", cases[i].what, err);
-		ck_assert_msg(strstr(flex_alloc_last_error(), cases[i].message),
+		ck_assert_msg(strstr(flex_last_error(), cases[i].message),
 			      "%s: message expected to contain \"%s\", got \"%s\"", cases[i].what,
-			      cases[i].message, flex_alloc_last_error());
+			      cases[i].message, flex_last_error());
 	}
 	ck_assert_int_eq(flex_alloc_new(NULL, NULL, &(struct flex_alloc *){ NULL }), -EINVAL);
 	flex_region_source_unref(src);
@@ -613,7 +613,7 @@ START_TEST(history_of_allocations)
 	z = must_alloc(a, 0, FLEX_ALLOC_TENSOR);
 	must_free(a, x);
 	must_free(a, z);
-	ck_assert_int_eq(flex_alloc_alloc(a, 2 * MiB, FLEX_ALLOC_TENSOR, &x), -ENOMEM);
+	ck_assert_int_eq(flex_alloc_block_alloc(a, 2 * MiB, FLEX_ALLOC_TENSOR, &x), -ENOMEM);
 	ck_assert_int_eq(flex_alloc_get_history(a, ev, 8, &n, &recorded), 0);
 	ck_assert_msg(n == 6 && recorded == 6, "six events: got %zu (%llu recorded)", n,
 		      (unsigned long long)recorded);

@@ -73,7 +73,7 @@ static void *private_work(void *arg)
 			uint64_t size = 128 + rng(&w->seed) % (64 * KiB);
 			enum flex_alloc_kind kind = rng(&w->seed) % 8 ? FLEX_ALLOC_TENSOR : FLEX_ALLOC_PROGRAM;
 			struct record *r = &w->live[w->nlive];
-			int err = flex_alloc_alloc(w->a, size, kind, &r->idx);
+			int err = flex_alloc_block_alloc(w->a, size, kind, &r->idx);
 
 			if (err == -ENOMEM) {
 				w->ooms++;
@@ -83,7 +83,7 @@ static void *private_work(void *arg)
 				record_error(w, "alloc: index 0x%llx, error %d", 0, err);
 				break;
 			}
-			err = flex_alloc_resolve(w->a, r->idx, &r->va, &r->size);
+			err = flex_alloc_block_resolve(w->a, r->idx, &r->va, &r->size);
 			if (err || r->size != flex_alloc_round_size(size))
 				record_error(w, "resolve of new index 0x%llx: error %d or wrong size", r->idx, err);
 			w->nlive++;
@@ -92,12 +92,12 @@ static void *private_work(void *arg)
 			int k = (int)(rng(&w->seed) % w->nlive);
 			struct record *r = &w->live[k];
 			struct flex_vaddr va;
-			int err = flex_alloc_resolve(w->a, r->idx, &va, NULL);
+			int err = flex_alloc_block_resolve(w->a, r->idx, &va, NULL);
 
 			/* Nobody else may have moved or freed it. */
 			if (err || va.region_id != r->va.region_id || va.offset != r->va.offset)
 				record_error(w, "index 0x%llx moved or vanished (error %d)", r->idx, err);
-			err = flex_alloc_free(w->a, r->idx);
+			err = flex_alloc_block_free(w->a, r->idx);
 			if (err)
 				record_error(w, "free 0x%llx: error %d", r->idx, err);
 			*r = w->live[--w->nlive];
@@ -260,7 +260,7 @@ static void *producer(void *arg)
 
 	for (long i = 0; i < x->n; i++) {
 		flex_alloc_index_t idx;
-		int err = flex_alloc_alloc(x->a, 128 + rng(&x->seed) % (16 * KiB), FLEX_ALLOC_TENSOR, &idx);
+		int err = flex_alloc_block_alloc(x->a, 128 + rng(&x->seed) % (16 * KiB), FLEX_ALLOC_TENSOR, &idx);
 
 		if (err) {
 			x->err = err;
@@ -301,7 +301,7 @@ static void *consumer(void *arg)
 		x->q->count--;
 		pthread_cond_broadcast(&x->q->cond);
 		pthread_mutex_unlock(&x->q->lock);
-		err = flex_alloc_free(x->a, idx);
+		err = flex_alloc_block_free(x->a, idx);
 		if (err && !x->err)
 			x->err = err;
 		x->done++;
@@ -409,29 +409,29 @@ static void *stream_work(void *arg)
 		int err;
 
 		if (n < 32 && (n == 0 || rng(&w->seed) % 2)) {
-			err = flex_alloc_alloc(w->a, 128 + rng(&w->seed) % (256 * KiB),
+			err = flex_alloc_block_alloc(w->a, 128 + rng(&w->seed) % (256 * KiB),
 					       FLEX_ALLOC_TENSOR, &live[n]);
 			if (err && err != -ENOMEM)
 				snprintf(w->error, sizeof(w->error), "alloc: %d (%s)", err,
-					 flex_alloc_last_error());
+					 flex_last_error());
 			n += !err;
 			continue;
 		}
 		atomic_fetch_add(&q->enqueued, 1);
 		if (rng(&w->seed) % 3) {
-			err = flex_alloc_free_after(w->a, live[--n], &q->q);
+			err = flex_alloc_block_free_after(w->a, live[--n], &q->q);
 		} else {
-			err = flex_alloc_record_use(w->a, live[n - 1], &w->sq[0].q);
+			err = flex_alloc_block_record_use(w->a, live[n - 1], &w->sq[0].q);
 			if (!err)
-				err = flex_alloc_free(w->a, live[--n]);
+				err = flex_alloc_block_free(w->a, live[--n]);
 		}
 		if (err)
 			snprintf(w->error, sizeof(w->error), "free: %d (%s)", err,
-				 flex_alloc_last_error());
+				 flex_last_error());
 		w->deferred++;
 	}
 	while (n)
-		flex_alloc_free_after(w->a, live[--n], &w->sq[0].q);
+		flex_alloc_block_free_after(w->a, live[--n], &w->sq[0].q);
 	return NULL;
 }
 
@@ -502,7 +502,7 @@ static void *race_free(void *arg)
 		int err;
 
 		pthread_barrier_wait(&r->go[0]);
-		err = flex_alloc_free(r->a, r->target[i]);
+		err = flex_alloc_block_free(r->a, r->target[i]);
 		if (err == 0)
 			r->wins++;
 		else if (err == -ENOENT)
@@ -661,7 +661,7 @@ static void *take_turns(void *arg)
 			pthread_cond_wait(&t->cond, &t->lock);
 		pthread_mutex_unlock(&t->lock);
 		if (!t->err[ta->me])
-			t->err[ta->me] = flex_alloc_alloc(t->a, 4 * KiB, FLEX_ALLOC_TENSOR,
+			t->err[ta->me] = flex_alloc_block_alloc(t->a, 4 * KiB, FLEX_ALLOC_TENSOR,
 							  &t->idx[ta->me][i]);
 		pthread_mutex_lock(&t->lock);
 		t->turn = !ta->me;
@@ -728,7 +728,7 @@ static void *allocate_three(void *arg)
 	struct handover *h = arg;
 
 	for (int i = 0; i < 3 && !h->err; i++)
-		h->err = flex_alloc_alloc(h->a, 4 * KiB, FLEX_ALLOC_TENSOR, &h->idx[i]);
+		h->err = flex_alloc_block_alloc(h->a, 4 * KiB, FLEX_ALLOC_TENSOR, &h->idx[i]);
 	return NULL;
 }
 
@@ -803,19 +803,19 @@ static void *act_main(void *arg)
 		if (op == ACT_QUIT)
 			return NULL;
 		if (op == ACT_ALLOC && !c->err)
-			c->err = flex_alloc_alloc(c->a, 4 * KiB, FLEX_ALLOC_TENSOR, &c->idx);
+			c->err = flex_alloc_block_alloc(c->a, 4 * KiB, FLEX_ALLOC_TENSOR, &c->idx);
 		if (op == ACT_FREE && !c->err)
-			c->err = flex_alloc_free(c->a, c->idx);
+			c->err = flex_alloc_block_free(c->a, c->idx);
 		for (long i = 0; op == ACT_STEPS && i < c->steps && !c->err; i++) {
 			struct flex_vaddr va;
 
-			c->err = flex_alloc_alloc(c->a, 4 * KiB, FLEX_ALLOC_TENSOR, &c->idx);
+			c->err = flex_alloc_block_alloc(c->a, 4 * KiB, FLEX_ALLOC_TENSOR, &c->idx);
 			if (!c->err)
-				c->err = flex_alloc_resolve(c->a, c->idx, &va, NULL);
+				c->err = flex_alloc_block_resolve(c->a, c->idx, &va, NULL);
 			if (!c->err && va.region_id != c->region_id)
 				c->strays++;
 			if (!c->err)
-				c->err = flex_alloc_free(c->a, c->idx);
+				c->err = flex_alloc_block_free(c->a, c->idx);
 		}
 		pthread_mutex_lock(&c->lock);
 		c->op = ACT_NONE;
@@ -847,7 +847,7 @@ static void act_wait(struct actor *c)
 		pthread_cond_wait(&c->cond, &c->lock);
 	pthread_mutex_unlock(&c->lock);
 	ck_assert_msg(!c->err, "operation of a test thread: expected 0, got %d (%s)", c->err,
-		      flex_alloc_last_error());
+		      flex_last_error());
 }
 
 /* Run @op on @c and wait for it; returns the region of c->idx for ACT_ALLOC. */

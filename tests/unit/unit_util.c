@@ -128,7 +128,7 @@ struct flex_alloc *new_allocator_on(struct flex_region_source *src,
 	}
 	err = flex_alloc_new(src, &c, &a);
 	ck_assert_msg(err == 0, "flex_alloc_new: expected 0, got %d (%s)", err,
-		      flex_alloc_last_error());
+		      flex_last_error());
 	return a;
 }
 
@@ -235,13 +235,13 @@ void check_invariants(struct flex_alloc *a, const char *what)
 				/* Freed after queues: its index is dead, its memory not. */
 				alloc_total += b->size;
 				nlive++;
-				require(flex_alloc_resolve(a, b->index, &va, &size) == -ENOENT,
+				require(flex_alloc_block_resolve(a, b->index, &va, &size) == -ENOENT,
 					"%s: pending block 0x%llx still resolves", what,
 					(unsigned long long)b->index);
 			} else {
 				alloc_total += b->size;
 				nlive++;
-				require(flex_alloc_resolve(a, b->index, &va, &size) == 0 &&
+				require(flex_alloc_block_resolve(a, b->index, &va, &size) == 0 &&
 					      va.offset == b->offset && size == b->size &&
 					      va.region_id == b->region_id,
 					      "%s: index 0x%llx does not resolve to its block at %llu",
@@ -275,10 +275,10 @@ void check_invariants(struct flex_alloc *a, const char *what)
 flex_alloc_index_t must_alloc(struct flex_alloc *a, uint64_t size, enum flex_alloc_kind kind)
 {
 	flex_alloc_index_t idx = FLEX_ALLOC_INDEX_NONE;
-	int err = flex_alloc_alloc(a, size, kind, &idx);
+	int err = flex_alloc_block_alloc(a, size, kind, &idx);
 
 	require(err == 0, "alloc %llu bytes: expected 0, got %d (%s)",
-		      (unsigned long long)size, err, flex_alloc_last_error());
+		      (unsigned long long)size, err, flex_last_error());
 	require(idx != FLEX_ALLOC_INDEX_NONE, "alloc %llu bytes returned index 0",
 		      (unsigned long long)size);
 	return idx;
@@ -287,19 +287,19 @@ flex_alloc_index_t must_alloc(struct flex_alloc *a, uint64_t size, enum flex_all
 struct flex_vaddr must_resolve(struct flex_alloc *a, flex_alloc_index_t idx)
 {
 	struct flex_vaddr va;
-	int err = flex_alloc_resolve(a, idx, &va, NULL);
+	int err = flex_alloc_block_resolve(a, idx, &va, NULL);
 
 	require(err == 0, "resolve 0x%llx: expected 0, got %d (%s)",
-		      (unsigned long long)idx, err, flex_alloc_last_error());
+		      (unsigned long long)idx, err, flex_last_error());
 	return va;
 }
 
 void must_free(struct flex_alloc *a, flex_alloc_index_t idx)
 {
-	int err = flex_alloc_free(a, idx);
+	int err = flex_alloc_block_free(a, idx);
 
 	require(err == 0, "free 0x%llx: expected 0, got %d (%s)", (unsigned long long)idx,
-		      err, flex_alloc_last_error());
+		      err, flex_last_error());
 }
 
 int run_suite(Suite *s)

@@ -2,7 +2,7 @@
 /*
  * flex-run - run a compiled plan on a flex device.
  *
- *   flex-run [--device /dev/flex0] PLAN.json --in A=a.npy --in B=b.npy --out C=c.npy
+ *   flex-run [--device DEV] PLAN.json --in A=a.npy --in B=b.npy --out C=c.npy
  *            [--stream-priority low|normal|high] [--no-tiling] [--progress] [--quiet]
  *
  * Opens the device, parses and loads the plan (binaries into program
@@ -126,10 +126,10 @@ static struct tensor *new_tensor(struct run *r, const char *name, enum flex_dtyp
 	}
 	dense_strides(&x->t);
 	x->nbytes = n;
-	ret = flex_alloc_alloc(flex_context_allocator(r->ctx), n, FLEX_ALLOC_TENSOR, &x->t.index);
+	ret = flex_alloc_block_alloc(flex_context_allocator(r->ctx), n, FLEX_ALLOC_TENSOR, &x->t.index);
 	if (ret) {
 		fprintf(stderr, "flex-run: tensor %s: allocating %llu bytes: %s\n", name,
-			(unsigned long long)n, flex_alloc_last_error());
+			(unsigned long long)n, flex_last_error());
 		return NULL;
 	}
 	r->n_tensors++;
@@ -148,7 +148,7 @@ static int copy(struct run *r, struct tensor *x, int to_device)
 		if (ret) {
 			fprintf(stderr, "flex-run: tensor %s: DMA %s: %s\n", x->name,
 				to_device ? "to the device" : "from the device",
-				flex_job_last_error());
+				flex_last_error());
 			return ret;
 		}
 	}
@@ -239,7 +239,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *dev = "/dev/flex0", *plan_path;
+	const char *dev = NULL, *plan_path;	/* NULL: FLEX_DEVICE, else /dev/flex0 */
 	struct io ins[MAX_IO], outs[MAX_IO];
 	unsigned int n_in = 0, n_out = 0;
 	int prio = -1, c, ret = 1, err;
@@ -309,9 +309,9 @@ int main(int argc, char **argv)
 
 	/* Parse first: a bad plan needs no device. */
 	t0 = now();
-	err = flex_manifest_parse(plan_path, &m, msg, sizeof(msg));
+	err = flex_manifest_new_from_file(plan_path, &m);
 	if (err) {
-		fprintf(stderr, "flex-run: %s\n", msg);
+		fprintf(stderr, "flex-run: %s\n", flex_last_error());
 		return 1;
 	}
 	/* Every --in and --out must name an argument of some job. */
@@ -328,23 +328,23 @@ int main(int argc, char **argv)
 		}
 	}
 
-	err = flex_context_open(dev, &r.ctx);
+	err = flex_context_new_from_path(dev, &r.ctx);
 	if (err) {
-		fprintf(stderr, "flex-run: %s: %s (%s)\n", dev, strerror(-err), flex_job_last_error());
+		fprintf(stderr, "flex-run: %s\n", flex_last_error());
 		goto out;
 	}
 	if (prio >= 0) {
-		err = flex_stream_create(r.ctx, prio, &r.s);
+		err = flex_stream_new(r.ctx, prio, &r.s);
 		if (err) {
-			fprintf(stderr, "flex-run: creating a stream: %s\n", flex_job_last_error());
+			fprintf(stderr, "flex-run: creating a stream: %s\n", flex_last_error());
 			goto out;
 		}
 	} else {
 		r.s = flex_context_default_stream(r.ctx);
 	}
-	err = flex_manifest_load(r.ctx, m, r.s, &lp, msg, sizeof(msg));
+	err = flex_loaded_plan_new(r.ctx, m, r.s, &lp);
 	if (err) {
-		fprintf(stderr, "flex-run: %s\n", msg);
+		fprintf(stderr, "flex-run: %s\n", flex_last_error());
 		goto out;
 	}
 	t_load = now() - t0;
@@ -390,7 +390,7 @@ int main(int argc, char **argv)
 					 j->sig.n_args, launch_flags);
 		if (err) {
 			fprintf(stderr, "flex-run: launching job \"%s\": %s\n", j->name,
-				flex_job_last_error());
+				flex_last_error());
 			goto out;
 		}
 	}
@@ -446,13 +446,13 @@ out:
 	if (r.s)
 		flex_stream_synchronize(r.s, NULL);
 	for (unsigned int i = 0; i < r.n_tensors; i++) {
-		flex_alloc_free(flex_context_allocator(r.ctx), r.tensors[i].t.index);
+		flex_alloc_block_free(flex_context_allocator(r.ctx), r.tensors[i].t.index);
 		npy_free(&r.tensors[i].host);
 	}
-	flex_loaded_plan_free(lp);
+	flex_loaded_plan_destroy(lp);
 	if (r.s && r.s != flex_context_default_stream(r.ctx))
 		flex_stream_destroy(r.s);
 	flex_context_destroy(r.ctx);
-	flex_manifest_free(m);
+	flex_manifest_destroy(m);
 	return ret;
 }

@@ -135,6 +135,53 @@ static int ptuple(struct hp *h, uint64_t *shape, uint32_t *ndim, int *too_many, 
 	}
 }
 
+/* The .npy dtypes flex-run moves: little-endian, as NumPy writes them on x86. */
+static const struct {
+	const char *descr;
+	enum flex_dtype dtype;
+} npy_types[] = {
+	{ "<i4", FLEX_DTYPE_INT32 },
+	{ "|i1", FLEX_DTYPE_INT8 },
+	{ "<i1", FLEX_DTYPE_INT8 },
+	{ "i1", FLEX_DTYPE_INT8 },
+	{ "<f4", FLEX_DTYPE_FLOAT32 },
+	{ "<f2", FLEX_DTYPE_FLOAT16 },
+};
+
+static int npy_dtype_of(const char *descr, enum flex_dtype *out)
+{
+	for (size_t i = 0; i < sizeof(npy_types) / sizeof(npy_types[0]); i++)
+		if (!strcmp(descr, npy_types[i].descr)) {
+			*out = npy_types[i].dtype;
+			return 0;
+		}
+	return -1;
+}
+
+/* The descr written for @dt (the first of the table's), or NULL. */
+static const char *npy_descr_of(enum flex_dtype dt)
+{
+	for (size_t i = 0; i < sizeof(npy_types) / sizeof(npy_types[0]); i++)
+		if (npy_types[i].dtype == dt)
+			return npy_types[i].descr;
+	return NULL;
+}
+
+/* File order (little-endian) to host order, in place. */
+static void npy_from_little_endian(void *data, uint64_t elems, size_t esize)
+{
+	unsigned char *p = data, t;
+
+	if (BYTE_ORDER == LITTLE_ENDIAN || esize == 1)
+		return;
+	for (uint64_t i = 0; i < elems; i++, p += esize)
+		for (size_t b = 0; b < esize / 2; b++) {
+			t = p[b];
+			p[b] = p[esize - 1 - b];
+			p[esize - 1 - b] = t;
+		}
+}
+
 int npy_read(const char *path, struct npy_array *out, char *err, size_t errlen)
 {
 	unsigned char pre[12];
@@ -228,13 +275,10 @@ int npy_read(const char *path, struct npy_array *out, char *err, size_t errlen)
 	if (h.p != h.end || !have_descr || !have_order || !have_shape)
 		goto bad_header;
 
-	if (!strcmp(descr, "<i4")) {
-		a.dtype = FLEX_DTYPE_INT32;
-	} else if (!strcmp(descr, "|i1") || !strcmp(descr, "<i1") || !strcmp(descr, "i1")) {
-		a.dtype = FLEX_DTYPE_INT8;
-	} else {
-		ret = npy_fail(err, errlen, -EOPNOTSUPP, "%s: dtype '%s' not supported (int32 '<i4', int8 '|i1')",
-			   path, descr);
+	if (npy_dtype_of(descr, &a.dtype)) {
+		ret = npy_fail(err, errlen, -EOPNOTSUPP,
+			       "%s: dtype '%s' not supported (int32 '<i4', int8 '|i1', float32 '<f4', float16 '<f2')",
+			       path, descr);
 		goto out;
 	}
 	if (fortran) {
@@ -283,9 +327,7 @@ int npy_read(const char *path, struct npy_array *out, char *err, size_t errlen)
 		ret = npy_fail(err, errlen, -EIO, "%s: read error", path);
 		goto out;
 	}
-	if (a.dtype == FLEX_DTYPE_INT32)
-		for (uint64_t i = 0; i < elems; i++)
-			((int32_t *)a.data)[i] = (int32_t)le32toh(((uint32_t *)a.data)[i]);
+	npy_from_little_endian(a.data, elems, esize);
 	*out = a;
 	a.data = NULL;
 	ret = 0;
@@ -309,11 +351,11 @@ int npy_write(const char *path, const struct npy_array *a, char *err, size_t err
 	FILE *f;
 	int ret = 0;
 
-	if (a->ndim < 1 || a->ndim > FLEX_MAX_DIMS || !flex_dtype_size(a->dtype) ||
+	if (a->ndim < 1 || a->ndim > FLEX_MAX_DIMS || !npy_descr_of(a->dtype) ||
 	    a->nbytes != npy_elements(a) * flex_dtype_size(a->dtype))
 		return npy_fail(err, errlen, -EINVAL, "%s: bad array", path);
 	n = (size_t)snprintf(dict, sizeof(dict), "{'descr': '%s', 'fortran_order': False, 'shape': (",
-			     a->dtype == FLEX_DTYPE_INT32 ? "<i4" : "|i1");
+			     npy_descr_of(a->dtype));
 	for (uint32_t d = 0; d < a->ndim; d++)
 		n += (size_t)snprintf(dict + n, sizeof(dict) - n, "%llu,%s",
 				      (unsigned long long)a->shape[d],
@@ -338,12 +380,12 @@ int npy_write(const char *path, const struct npy_array *a, char *err, size_t err
 	for (size_t i = 0; i < pad; i++)
 		fputc(' ', f);
 	fputc('\n', f);
-	if (a->dtype == FLEX_DTYPE_INT32 && BYTE_ORDER != LITTLE_ENDIAN) {
-		for (uint64_t i = 0; i < a->nbytes / 4; i++) {
-			uint32_t v = htole32(((const uint32_t *)a->data)[i]);
+	if (BYTE_ORDER != LITTLE_ENDIAN && flex_dtype_size(a->dtype) > 1) {
+		size_t es = flex_dtype_size(a->dtype);
 
-			fwrite(&v, 4, 1, f);
-		}
+		for (uint64_t i = 0; i < a->nbytes / es; i++)
+			for (size_t b = es; b-- > 0;)
+				fputc(((const unsigned char *)a->data)[i * es + b], f);
 	} else {
 		fwrite(a->data, 1, a->nbytes, f);
 	}

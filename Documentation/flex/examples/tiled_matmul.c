@@ -24,7 +24,7 @@ enum { M = 96, N = 64, K = 80, TM = 32, TN = 32, TK = 16 };
 static int fail(const char *what, int err)
 {
 	fprintf(stderr, "tiled_matmul: %s: %s (%s)\n", what, strerror(-err),
-		flex_job_last_error());
+		flex_last_error());
 	return 1;
 }
 
@@ -43,14 +43,13 @@ int main(int argc, char **argv)
 	const char *path = argc > 1 ? argv[1] : "/dev/flex0";
 	static int32_t a[M * K], b[K * N], c[M * N];
 	struct flex_context *ctx;
-	struct flex_kernel kern;
+	struct flex_kernel *kern;
 	struct flex_job *job;
 	struct flex_stream_error serr;
 	struct flex_stream_stats st;
 	flex_alloc_index_t prog, da, db, dc;
 	struct flex_alloc *alloc;
 	struct flex_stream *s;
-	char msg[256];
 	int i, j, k, err, bad = 0;
 
 	for (i = 0; i < M * K; i++)
@@ -59,7 +58,7 @@ int main(int argc, char **argv)
 		b[i] = i % 5 - 2;
 
 	/* 1. A context: the device, a FlexAllocator on it, a default stream. */
-	err = flex_context_open(path, &ctx);
+	err = flex_context_new_from_path(path, &ctx);
 	if (err)
 		return fail(path, err);
 	alloc = flex_context_allocator(ctx);
@@ -68,20 +67,21 @@ int main(int argc, char **argv)
 	/*
 	 * 2. "Compile" a tile kernel and load its binary (a FLEX_ALLOC_PROGRAM
 	 * allocation, placed top-down away from tensors). A real compiler's
-	 * output comes as a manifest instead: flex_manifest_parse()/_load().
+	 * output comes as a manifest instead: flex_manifest_new_from_file(),
+	 * then flex_loaded_plan_new().
 	 */
-	err = flex_kernel_matmul(FLEX_DTYPE_INT32, TM, TN, TK, &kern, msg, sizeof(msg));
+	err = flex_kernel_new_matmul(FLEX_DTYPE_INT32, TM, TN, TK, &kern);
 	if (err)
-		return fail(msg, err);
-	err = flex_context_load_program(ctx, kern.binary, kern.binary_size, &prog);
+		return fail("matmul kernel", err);
+	err = flex_context_load_program(ctx, kern->binary, kern->binary_size, &prog);
 	if (err)
 		return fail("load program", err);
 
 	/* 3. Tensors: allocations, then DMA-only jobs on the stream. */
-	if ((err = flex_alloc_alloc(alloc, sizeof(a), FLEX_ALLOC_TENSOR, &da)) ||
-	    (err = flex_alloc_alloc(alloc, sizeof(b), FLEX_ALLOC_TENSOR, &db)) ||
-	    (err = flex_alloc_alloc(alloc, sizeof(c), FLEX_ALLOC_TENSOR, &dc)))
-		return fail(flex_alloc_last_error(), err);
+	if ((err = flex_alloc_block_alloc(alloc, sizeof(a), FLEX_ALLOC_TENSOR, &da)) ||
+	    (err = flex_alloc_block_alloc(alloc, sizeof(b), FLEX_ALLOC_TENSOR, &db)) ||
+	    (err = flex_alloc_block_alloc(alloc, sizeof(c), FLEX_ALLOC_TENSOR, &dc)))
+		return fail(flex_last_error(), err);
 	if ((err = flex_stream_copy(s, 1, da, 0, a, sizeof(a))) ||
 	    (err = flex_stream_copy(s, 1, db, 0, b, sizeof(b))))
 		return fail("copy to device", err);
@@ -96,7 +96,7 @@ int main(int argc, char **argv)
 		flex_step_simple(FLEX_STEP_DMA_CORRECTION),
 		flex_step_simple(FLEX_STEP_COMPUTE),
 	};
-	err = flex_job_new_kernel("matmul", prog, &kern.sig, kern.corr, kern.n_corr,
+	err = flex_job_new_kernel("matmul", prog, &kern->sig, kern->corr, kern->n_corr,
 				  plan, 3, &job);
 	if (err)
 		return fail("job", err);
@@ -140,12 +140,12 @@ int main(int argc, char **argv)
 	       (unsigned long long)st.tiles, (unsigned long long)st.cbs,
 	       (unsigned long long)st.submits, bad ? "WRONG" : "matches the CPU");
 
-	flex_job_free(job);
-	flex_alloc_free(alloc, da);
-	flex_alloc_free(alloc, db);
-	flex_alloc_free(alloc, dc);
-	flex_alloc_free(alloc, prog);
-	flex_kernel_release(&kern);
+	flex_job_destroy(job);
+	flex_alloc_block_free(alloc, da);
+	flex_alloc_block_free(alloc, db);
+	flex_alloc_block_free(alloc, dc);
+	flex_alloc_block_free(alloc, prog);
+	flex_kernel_destroy(kern);
 	flex_context_destroy(ctx);
 	return bad ? 1 : 0;
 }

@@ -8,11 +8,11 @@
  *
  *  - Callers get an opaque AllocationIndex (flex_alloc_index_t) and turn it
  *    into a VirtualAddress (struct flex_vaddr: region_id + offset) with
- *    flex_alloc_resolve(). An index that was freed, or never came from this
+ *    flex_alloc_block_resolve(). An index that was freed, or never came from this
  *    allocator, is refused (-ENOENT / -EINVAL), never resolved to someone
  *    else's block.
  *  - Sizes are rounded up to a multiple of 128 bytes. A 0-byte allocation
- *    (Since: 0.2; PyTorch makes many empty storages) takes no block, no
+ *    (Since: 1.0; PyTorch makes many empty storages) takes no block, no
  *    slot and no region: its index frees (any number of times) and
  *    resolves to region FLEX_ALLOC_NO_REGION, offset 0, size 0, and it is
  *    counted in no statistic.
@@ -23,7 +23,7 @@
  *    region of its own size (rounded up to the source's alignment), and one
  *    between fallback sizes tries its own size after the larger ones. A
  *    region that cannot hold the request is never acquired for it.
- *  - Default sizes (Since: 0.2) are scaled to the memory behind the source
+ *  - Default sizes (Since: 1.0) are scaled to the memory behind the source
  *    (flex_region_source_get_info(): the device's capacity, or the
  *    function's quota when lower), C, halving 7 times for the fallbacks.
  *    With FILL_FIRST: C/4 down to C/512, and a new region is no larger
@@ -50,7 +50,7 @@
  *    FILL_FIRST: regions whose largest free block fits are tried from the
  *    least free bytes to the most; a new region is acquired only when none
  *    fits. Ties go to the region acquired first. REGION_AUTO (default,
- *    Since: 0.2): FILL_FIRST when the source's lookup table has at most
+ *    Since: 1.0): FILL_FIRST when the source's lookup table has at most
  *    FLEX_ALLOC_SCARCE_TABLE entries (a VF: its few entries are shared by
  *    everything the process allocates, and each region is memory other
  *    tenants cannot have), LOAD_BALANCING otherwise (a PF, no table).
@@ -75,9 +75,9 @@
  *    is kept for the next allocations and the one kept before it (if still
  *    entirely free) is given back, so at most one empty region is held and
  *    a loop that allocates and frees one block acquires one region, not
- *    one per iteration (Since: 0.2). flex_alloc_trim() gives back every
+ *    one per iteration (Since: 1.0). flex_alloc_trim() gives back every
  *    entirely free region (PyTorch's empty_cache()).
- *  - When nothing fits and no region can be acquired (Since: 0.2), the
+ *  - When nothing fits and no region can be acquired (Since: 1.0), the
  *    blocks freed after queued work that has run are freed, entirely free
  *    regions (of sizes that did not fit) are given back (not with
  *    fixed_regions), and the oldest blocks still waiting for queued work
@@ -85,7 +85,7 @@
  *    the allocation retried after each step that made room. Then the
  *    memory-pressure callback (if any) is called with no lock held, and
  *    the allocation is retried once; if it fails again the call returns
- *    -ENOMEM and flex_alloc_last_error() names the size asked, the free
+ *    -ENOMEM and flex_last_error() names the size asked, the free
  *    total and the largest free block of every region, what waits for
  *    queued work, and what the source has free.
  *
@@ -142,7 +142,7 @@ extern "C" {
 #define FLEX_ALLOC_REGIONS_LIMIT	64U
 /* Most fallback sizes a config holds. */
 #define FLEX_ALLOC_MAX_FALLBACK_SIZES	16U
-/* FLEX_ALLOC_REGION_AUTO picks FillFirst on a table this small (Since: 0.2). */
+/* FLEX_ALLOC_REGION_AUTO picks FillFirst on a table this small (Since: 1.0). */
 #define FLEX_ALLOC_SCARCE_TABLE		16U
 /* Largest region the allocator uses (2^32 - 1 blocks of 128 bytes, about
  * 512 GiB); of a bigger region it uses this much. A region holds at most
@@ -155,7 +155,7 @@ extern "C" {
  */
 typedef uint64_t flex_alloc_index_t;
 #define FLEX_ALLOC_INDEX_NONE		((flex_alloc_index_t)0)
-/* The region_id a 0-byte allocation resolves to (Since: 0.2). */
+/* The region_id a 0-byte allocation resolves to (Since: 1.0). */
 #define FLEX_ALLOC_NO_REGION		UINT64_MAX
 
 /* VirtualAddress: where an allocation is on the device. */
@@ -167,7 +167,7 @@ struct flex_vaddr {
 enum flex_alloc_region_strategy {
 	FLEX_ALLOC_LOAD_BALANCING = 0,	/* most free region first */
 	FLEX_ALLOC_FILL_FIRST = 1,	/* least free region that fits first */
-	FLEX_ALLOC_REGION_AUTO = 2,	/* by the source's table (default; Since: 0.2) */
+	FLEX_ALLOC_REGION_AUTO = 2,	/* by the source's table (default; Since: 1.0) */
 };
 
 enum flex_alloc_block_strategy {
@@ -215,7 +215,7 @@ typedef void (*flex_alloc_pressure_fn)(struct flex_alloc *a, uint64_t size, void
  * @region_strategy, @block_strategy: see the top of this file (default
  *		FLEX_ALLOC_REGION_AUTO, FLEX_ALLOC_FIRST_FIT).
  * @num_fallback_sizes: entries used in @fallback_sizes; 0 (the default,
- *		Since: 0.2) for sizes scaled to the source (see the top).
+ *		Since: 1.0) for sizes scaled to the source (see the top).
  * @fallback_sizes: region sizes to try, in order, each a non-zero multiple
  *		of FLEX_ALLOC_ALIGN.
  * @max_regions: most regions held at once (default 12; capped by the
@@ -246,7 +246,7 @@ struct flex_alloc_config {
 	const char *report_path;
 };
 
-/** flex_alloc_config_init() - fill @cfg with the defaults listed above. */
+/** flex_alloc_config_init() - fill @cfg with the defaults listed above. Since: 1.0. */
 void flex_alloc_config_init(struct flex_alloc_config *cfg);
 
 /**
@@ -260,7 +260,9 @@ void flex_alloc_config_init(struct flex_alloc_config *cfg);
  * least one was had.
  *
  * Return: 0; -EINVAL for a bad option; -ENOMEM out of host memory or no
- * fixed region could be acquired. flex_alloc_last_error() says which.
+ * fixed region could be acquired. flex_last_error() says which.
+ *
+ * Since: 1.0
  */
 int flex_alloc_new(struct flex_region_source *src, const struct flex_alloc_config *cfg,
 		   struct flex_alloc **out);
@@ -270,6 +272,8 @@ int flex_alloc_new(struct flex_region_source *src, const struct flex_alloc_confi
  * region back to the source, drop the source and free the allocator.
  * Allocations still live are lost (the debug log counts them). NULL is
  * ignored. No other call on @a may run concurrently or follow.
+ *
+ * Since: 1.0
  */
 void flex_alloc_destroy(struct flex_alloc *a);
 
@@ -278,11 +282,13 @@ void flex_alloc_destroy(struct flex_alloc *a);
  * rounded up to a multiple of FLEX_ALLOC_ALIGN, at least FLEX_ALLOC_ALIGN
  * (a request of 0 bytes gets no block at all, see the top of this file).
  * Returns 0 when the result would not fit in 64 bits.
+ *
+ * Since: 1.0
  */
 uint64_t flex_alloc_round_size(uint64_t size);
 
 /**
- * flex_alloc_alloc() - allocate @size bytes of device memory.
+ * flex_alloc_block_alloc() - allocate @size bytes of device memory.
  * @a:		the allocator.
  * @size:	bytes; rounded with flex_alloc_round_size(); 0 takes no memory.
  * @kind:	FLEX_ALLOC_TENSOR or FLEX_ALLOC_PROGRAM.
@@ -290,14 +296,16 @@ uint64_t flex_alloc_round_size(uint64_t size);
  *
  * Return: 0; -EINVAL for a bad @kind or a size that cannot be rounded;
  * -ENOMEM when no region has room (after the pressure callback and one
- * retry) or host memory ran out. flex_alloc_last_error() says which and,
+ * retry) or host memory ran out. flex_last_error() says which and,
  * when device memory ran out, how much is free where.
+ *
+ * Since: 1.0
  */
-int flex_alloc_alloc(struct flex_alloc *a, uint64_t size, enum flex_alloc_kind kind,
+int flex_alloc_block_alloc(struct flex_alloc *a, uint64_t size, enum flex_alloc_kind kind,
 		     flex_alloc_index_t *out);
 
 /**
- * flex_alloc_free() - free an allocation, merging its block with free
+ * flex_alloc_block_free() - free an allocation, merging its block with free
  * neighbours. With FLEX_ALLOC_F_RELEASE_EMPTY, a region left entirely free
  * is kept and the one kept before it given back (see the top).
  *
@@ -306,11 +314,13 @@ int flex_alloc_alloc(struct flex_alloc *a, uint64_t size, enum flex_alloc_kind k
  * Refused frees change nothing, are counted in num_bad_frees and logged at
  * FLEX_LOG_ERR. -ENOMEM if host memory for the free-block index ran out
  * (the allocation stays live; try again later).
+ *
+ * Since: 1.0
  */
-int flex_alloc_free(struct flex_alloc *a, flex_alloc_index_t index);
+int flex_alloc_block_free(struct flex_alloc *a, flex_alloc_index_t index);
 
 /*
- * Stream-ordered memory (Since: 0.2), as PyTorch's CUDA caching allocator
+ * Stream-ordered memory (Since: 1.0), as PyTorch's CUDA caching allocator
  * has it. Device work is queued (FlexStream: flex/stream.h): a block freed
  * while queued work still names it must not be handed out again until
  * that work has run, or the next tensor in it is overwritten by the old
@@ -318,10 +328,10 @@ int flex_alloc_free(struct flex_alloc *a, flex_alloc_index_t index);
  * flex_alloc_queue: a FlexStream is one (flex_stream_alloc_queue()), and a
  * runtime may plug in its own.
  *
- *  - flex_alloc_free_after(a, index, q): the caller's index is dead at
+ *  - flex_alloc_block_free_after(a, index, q): the caller's index is dead at
  *    once (freeing or resolving it again is refused), but the block stays
  *    allocated until the work enqueued on q before the call has run.
- *  - flex_alloc_record_use(a, index, q) (PyTorch's recordStream): the
+ *  - flex_alloc_block_record_use(a, index, q) (PyTorch's recordStream): the
  *    block is also used by work on q; when it is freed (by either call),
  *    it also waits for the work enqueued on q until then. Reuse waits only
  *    for the queues that used the block; a queue with nothing pending
@@ -367,25 +377,25 @@ struct flex_alloc_queue {
 };
 
 /**
- * flex_alloc_free_after() - free an allocation once the work enqueued on
- * @q so far (and on the queues of its recorded uses) has run. Since: 0.2.
+ * flex_alloc_block_free_after() - free an allocation once the work enqueued on
+ * @q so far (and on the queues of its recorded uses) has run. Since: 1.0.
  * @q:		the queue whose work uses the block (NULL: only the recorded
- *		uses count, as flex_alloc_free()).
+ *		uses count, as flex_alloc_block_free()).
  *
- * Return: as flex_alloc_free(); -EINVAL also for a @q without ops; -ENOMEM
+ * Return: as flex_alloc_block_free(); -EINVAL also for a @q without ops; -ENOMEM
  * no host memory to remember the free (the allocation stays live).
  */
-int flex_alloc_free_after(struct flex_alloc *a, flex_alloc_index_t index,
+int flex_alloc_block_free_after(struct flex_alloc *a, flex_alloc_index_t index,
 			  struct flex_alloc_queue *q);
 
 /**
- * flex_alloc_record_use() - the allocation is also used by work on @q
- * (PyTorch's recordStream()). Since: 0.2. Recording a queue twice is
+ * flex_alloc_block_record_use() - the allocation is also used by work on @q
+ * (PyTorch's recordStream()). Since: 1.0. Recording a queue twice is
  * recording it once; a 0-byte allocation needs nothing.
- * Return: 0; -EINVAL / -ENOENT as flex_alloc_resolve(), or @q without ops;
+ * Return: 0; -EINVAL / -ENOENT as flex_alloc_block_resolve(), or @q without ops;
  * -ENOMEM.
  */
-int flex_alloc_record_use(struct flex_alloc *a, flex_alloc_index_t index,
+int flex_alloc_block_record_use(struct flex_alloc *a, flex_alloc_index_t index,
 			  struct flex_alloc_queue *q);
 
 /* flex_alloc_reclaim() flags. */
@@ -393,7 +403,7 @@ int flex_alloc_record_use(struct flex_alloc *a, flex_alloc_index_t index,
 
 /**
  * flex_alloc_reclaim() - free the deferred blocks whose work has run (with
- * FLEX_ALLOC_RECLAIM_WAIT: wait for all of them). Since: 0.2.
+ * FLEX_ALLOC_RECLAIM_WAIT: wait for all of them). Since: 1.0.
  * @freed:	if not NULL, the bytes freed.
  * Return: 0; -EINVAL unknown flags.
  */
@@ -403,13 +413,13 @@ int flex_alloc_reclaim(struct flex_alloc *a, unsigned int flags, uint64_t *freed
  * flex_alloc_queue_retire() - forget @q: its points count as reached and
  * its recorded uses are dropped. Call it when the work on @q has run (or
  * been cancelled) and before @q goes away; it waits until no thread still
- * calls @q's callbacks. Since: 0.2.
+ * calls @q's callbacks. Since: 1.0.
  */
 void flex_alloc_queue_retire(struct flex_alloc *a, struct flex_alloc_queue *q);
 
 /**
  * flex_alloc_trim() - give every entirely free region back to the source,
- * what PyTorch's torch.cuda.empty_cache() does for its cache. Since: 0.2.
+ * what PyTorch's torch.cuda.empty_cache() does for its cache. Since: 1.0.
  * @released:	if not NULL, the bytes given back.
  *
  * Deferred frees whose work has run are freed first (flex_alloc_reclaim()
@@ -421,26 +431,22 @@ void flex_alloc_queue_retire(struct flex_alloc *a, struct flex_alloc_queue *q);
 int flex_alloc_trim(struct flex_alloc *a, uint64_t *released);
 
 /**
- * flex_alloc_resolve() - the VirtualAddress of a live allocation.
+ * flex_alloc_block_resolve() - the VirtualAddress of a live allocation.
  * @va:		its region id and offset.
  * @size:	if not NULL, its block size (the rounded size).
  *
- * Return: 0, or -EINVAL / -ENOENT as flex_alloc_free().
+ * Return: 0, or -EINVAL / -ENOENT as flex_alloc_block_free().
+ *
+ * Since: 1.0
  */
-int flex_alloc_resolve(struct flex_alloc *a, flex_alloc_index_t index,
+int flex_alloc_block_resolve(struct flex_alloc *a, flex_alloc_index_t index,
 		       struct flex_vaddr *va, uint64_t *size);
-
-/**
- * flex_alloc_last_error() - why the calling thread's last failed call
- * failed (any flex_alloc_* function returning an error, including
- * flex_alloc_new()). Like dlerror(): the text is per thread, stays valid
- * until that thread's next failure, and is "" if it had none. Never NULL.
- */
-const char *flex_alloc_last_error(void);
 
 /**
  * flex_alloc_set_pressure_callback() - register (or with NULL remove) the
  * memory-pressure callback, replacing the one from the config.
+ *
+ * Since: 1.0
  */
 void flex_alloc_set_pressure_callback(struct flex_alloc *a, flex_alloc_pressure_fn fn,
 				      void *user);
@@ -461,13 +467,13 @@ struct flex_alloc_stats {
 	uint64_t num_allocs;		/* successful allocations */
 	uint64_t num_frees;		/* successful frees */
 	uint64_t num_failed_allocs;	/* allocations that returned an error */
-	uint64_t num_ooms;		/* of those, -ENOMEM for want of device memory (Since: 0.2) */
-	uint64_t num_pressure_retries;	/* allocations retried after room was made (Since: 0.2) */
+	uint64_t num_ooms;		/* of those, -ENOMEM for want of device memory (Since: 1.0) */
+	uint64_t num_pressure_retries;	/* allocations retried after room was made (Since: 1.0) */
 	uint64_t num_bad_frees;		/* frees refused (double, stale, foreign) */
 	uint64_t num_live_blocks;	/* allocations alive now */
 	uint64_t num_free_blocks;	/* free blocks now, all regions */
-	uint64_t pending_free_bytes;	/* freed after queues, not reached yet (Since: 0.2) */
-	uint64_t num_pending_frees;	/* such blocks (Since: 0.2) */
+	uint64_t pending_free_bytes;	/* freed after queues, not reached yet (Since: 1.0) */
+	uint64_t num_pending_frees;	/* such blocks (Since: 1.0) */
 	uint64_t num_region_acquires;	/* regions acquired so far */
 	uint64_t num_region_releases;	/* regions given back so far */
 	uint32_t num_regions;		/* regions held now */
@@ -486,20 +492,22 @@ struct flex_alloc_stats {
  * between overlapping calls. A retry after room was made
  * (num_pressure_retries) follows giving back empty regions or the
  * memory-pressure callback. Return: 0.
+ *
+ * Since: 1.0
  */
 int flex_alloc_get_stats(struct flex_alloc *a, struct flex_alloc_stats *st);
 
 /**
  * flex_alloc_reset_peak_stats() - start peak_allocated_bytes and
  * peak_reserved_bytes again from the current figures (PyTorch's
- * reset_peak_memory_stats()). Since: 0.2. Return: 0.
+ * reset_peak_memory_stats()). Since: 1.0. Return: 0.
  */
 int flex_alloc_reset_peak_stats(struct flex_alloc *a);
 
 /**
  * flex_alloc_mem_get_info() - the device memory of the allocator's
  * function, as torch.cuda.mem_get_info() / cudaMemGetInfo() report it and
- * vLLM sizes its cache from. Since: 0.2.
+ * vLLM sizes its cache from. Since: 1.0.
  * @free:	bytes that could still be acquired: what the device has free,
  *		within the function's quota. Memory this allocator holds in its
  *		regions (allocated or not) is not free.
@@ -517,7 +525,7 @@ int flex_alloc_reset_peak_stats(struct flex_alloc *a);
 int flex_alloc_mem_get_info(struct flex_alloc *a, uint64_t *free, uint64_t *total);
 
 /*
- * Allocation history (Since: 0.2), what torch.cuda.memory._record_memory_history()
+ * Allocation history (Since: 1.0), what torch.cuda.memory._record_memory_history()
  * keeps: off by default; flex_alloc_record_history() (or the environment
  * variable FLEX_ALLOC_HISTORY=N, read by flex_alloc_new()) keeps the last
  * N events in a ring. The JSON report carries them ("history"), and
@@ -559,14 +567,14 @@ struct flex_alloc_event {
 /**
  * flex_alloc_record_history() - keep the last @max_entries events from
  * now on; 0 stops recording and drops what was kept. Changing the size
- * drops what was kept. Since: 0.2.
+ * drops what was kept. Since: 1.0.
  * Return: 0; -ENOMEM (recording stays as it was).
  */
 int flex_alloc_record_history(struct flex_alloc *a, size_t max_entries);
 
 /**
  * flex_alloc_get_history() - copy the kept events, oldest first.
- * Since: 0.2.
+ * Since: 1.0.
  * @out:	room for @max events (the newest @max if more are kept).
  * @n:		out: events copied.
  * @recorded:	if not NULL, out: events recorded since recording started
@@ -576,7 +584,7 @@ int flex_alloc_record_history(struct flex_alloc *a, size_t max_entries);
 int flex_alloc_get_history(struct flex_alloc *a, struct flex_alloc_event *out, size_t max,
 			   size_t *n, uint64_t *recorded);
 
-/** flex_alloc_event_name() - "alloc", "free", ... for @action; "?" if unknown. Since: 0.2. */
+/** flex_alloc_event_name() - "alloc", "free", ... for @action; "?" if unknown. Since: 1.0. */
 const char *flex_alloc_event_name(enum flex_alloc_event_action action);
 
 /** struct flex_alloc_region_stats - one region, as flex_alloc_get_stats(). */
@@ -597,6 +605,8 @@ struct flex_alloc_region_stats {
  * flex_alloc_get_region_stats() - the @n-th region held now (from 0, in
  * the order of the allocator's region slots, which is acquisition order
  * until a region is released). Return: 0, or -ENOENT past the last one.
+ *
+ * Since: 1.0
  */
 int flex_alloc_get_region_stats(struct flex_alloc *a, unsigned int n,
 				struct flex_alloc_region_stats *out);
@@ -605,7 +615,7 @@ int flex_alloc_get_region_stats(struct flex_alloc *a, unsigned int n,
 struct flex_alloc_block_info {
 	unsigned int region;		/* n as in flex_alloc_get_region_stats() */
 	unsigned int is_free;		/* 1 free, 0 allocated */
-	unsigned int is_pending;	/* allocated, freed after queues (Since: 0.2) */
+	unsigned int is_pending;	/* allocated, freed after queues (Since: 1.0) */
 	uint64_t region_id;
 	uint64_t offset;
 	uint64_t size;
@@ -619,6 +629,8 @@ struct flex_alloc_block_info {
  * by region in offset order. Each region is walked under its lock: @fn
  * must not call into the allocator. A non-zero return from @fn stops the
  * walk and is returned. Return: 0 or what @fn returned.
+ *
+ * Since: 1.0
  */
 int flex_alloc_walk(struct flex_alloc *a,
 		    int (*fn)(void *user, const struct flex_alloc_block_info *blk),
@@ -633,6 +645,8 @@ enum flex_alloc_report_format {
 /**
  * flex_alloc_report() - write a memory report to @out.
  * Return: 0, -EINVAL for a bad @format, -EIO if writing failed.
+ *
+ * Since: 1.0
  */
 int flex_alloc_report(struct flex_alloc *a, FILE *out, enum flex_alloc_report_format format);
 

@@ -41,33 +41,37 @@ struct flex_stream;
  *
  * Return: 0; -EOPNOTSUPP the device has no queues (FLEX_CAP_QUEUES); the
  * errors of flex_region_source_from_device(), flex_alloc_new() and
- * flex_stream_create(); -ENOMEM. The message is in flex_job_last_error().
+ * flex_stream_new(); -ENOMEM. The message is in flex_last_error().
+ *
+ * Since: 1.0
  */
 int flex_context_new(struct flex_device *dev, const struct flex_alloc_config *cfg,
 		     struct flex_context **out);
 
 /**
- * flex_context_open() - flex_device_open(@path) then flex_context_new(dev, NULL).
- * @path NULL (Since: 0.2) opens the node FLEX_DEVICE names, else
- * /dev/flex0 (flex_device_open()).
+ * flex_context_new_from_path() - flex_device_new(@path) then flex_context_new(dev, NULL).
+ * @path NULL (Since: 1.0) opens the node FLEX_DEVICE names, else
+ * /dev/flex0 (flex_device_new()).
  * Return: as those two.
  */
-int flex_context_open(const char *path, struct flex_context **out);
+int flex_context_new_from_path(const char *path, struct flex_context **out);
 
 /**
  * flex_context_destroy() - synchronize and destroy the default stream, then
  * destroy the allocator and drop the device. Streams created on the
  * context must have been destroyed first. NULL is ignored.
+ *
+ * Since: 1.0
  */
 void flex_context_destroy(struct flex_context *ctx);
 
-/** flex_context_device() - the device (the context's reference). */
+/** flex_context_device() - the device (the context's reference). Since: 1.0. */
 struct flex_device *flex_context_device(struct flex_context *ctx);
 
-/** flex_context_allocator() - the FlexAllocator (owned by the context). */
+/** flex_context_allocator() - the FlexAllocator (owned by the context). Since: 1.0. */
 struct flex_alloc *flex_context_allocator(struct flex_context *ctx);
 
-/** flex_context_default_stream() - the default stream (owned by the context). */
+/** flex_context_default_stream() - the default stream (owned by the context). Since: 1.0. */
 struct flex_stream *flex_context_default_stream(struct flex_context *ctx);
 
 /**
@@ -75,11 +79,13 @@ struct flex_stream *flex_context_default_stream(struct flex_context *ctx);
  * (FLEX_ALLOC_PROGRAM), DMA it on the default stream and synchronize.
  * @bin, @size:	the binary (header + instructions, <linux/flex_isa.h>);
  *		checked with the device's rules first (flex_program_validate()).
- * @out:	the allocation; free it with flex_alloc_free().
+ * @out:	the allocation; free it with flex_alloc_block_free().
  *
  * Blocks (it is the ExecutionPlan loading step, done once per binary).
  * Return: 0; -ENOEXEC a bad header or size; the allocator's and
  * flex_stream_synchronize()'s errors.
+ *
+ * Since: 1.0
  */
 int flex_context_load_program(struct flex_context *ctx, const void *bin, size_t size,
 			      flex_alloc_index_t *out);
@@ -99,7 +105,9 @@ int flex_context_load_program(struct flex_context *ctx, const void *bin, size_t 
  *		"streams_destroyed" (the same counters summed, and "count").
  *
  * Return: 0; -EINVAL a NULL argument or unknown format; -EIO writing
- * failed; -ENOMEM. The message is in flex_job_last_error().
+ * failed; -ENOMEM. The message is in flex_last_error().
+ *
+ * Since: 1.0
  */
 int flex_context_report(struct flex_context *ctx, FILE *out,
 			enum flex_alloc_report_format format);

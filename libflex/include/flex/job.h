@@ -142,7 +142,7 @@ struct flex_step {
 	uint64_t size;
 };
 
-/** flex_step_dma_to_device() - a DMA ToDevice step. */
+/** flex_step_dma_to_device() - a DMA ToDevice step. Since: 1.0. */
 static inline struct flex_step flex_step_dma_to_device(flex_alloc_index_t index,
 							uint64_t offset, const void *host,
 							uint64_t size)
@@ -152,7 +152,7 @@ static inline struct flex_step flex_step_dma_to_device(flex_alloc_index_t index,
 	return s;
 }
 
-/** flex_step_dma_from_device() - a DMA FromDevice step. */
+/** flex_step_dma_from_device() - a DMA FromDevice step. Since: 1.0. */
 static inline struct flex_step flex_step_dma_from_device(flex_alloc_index_t index,
 							  uint64_t offset, void *host,
 							  uint64_t size)
@@ -162,14 +162,14 @@ static inline struct flex_step flex_step_dma_from_device(flex_alloc_index_t inde
 	return s;
 }
 
-/** flex_step_host_op() - a HostOperation step (@fn NULL: the correction builder). */
+/** flex_step_host_op() - a HostOperation step (@fn NULL: the correction builder). Since: 1.0. */
 static inline struct flex_step flex_step_host_op(flex_host_fn fn, void *user)
 {
 	struct flex_step s = { FLEX_STEP_HOST_OP, fn, user, NULL, 0, 0, 0 };
 	return s;
 }
 
-/** flex_step_simple() - a step with no operands (DMA_CORRECTION, COMPUTE). */
+/** flex_step_simple() - a step with no operands (DMA_CORRECTION, COMPUTE). Since: 1.0. */
 static inline struct flex_step flex_step_simple(enum flex_step_kind kind)
 {
 	struct flex_step s = { kind, NULL, NULL, NULL, 0, 0, 0 };
@@ -180,12 +180,16 @@ static inline struct flex_step flex_step_simple(enum flex_step_kind kind)
  * flex_step_kind_name() - "host_op", "dma_to_device", "dma_from_device",
  * "dma_correction", "compute", "event_wait"; NULL for an unknown kind.
  * "host_op", "dma_correction" and "compute" are the manifest's names.
+ *
+ * Since: 1.0
  */
 const char *flex_step_kind_name(enum flex_step_kind kind);
 
 /**
  * flex_corr_kind_name() - "const", "address", "stride", "tile_dim",
  * "accumulate"; NULL for an unknown kind.
+ *
+ * Since: 1.0
  */
 const char *flex_corr_kind_name(enum flex_corr_kind kind);
 
@@ -201,7 +205,9 @@ struct flex_job;
  * Return: 0; -EINVAL for a plan that breaks the rules in the file comment
  * (a step kind not allowed, a HOST_OP without a function, a NULL host
  * pointer for a DMA of 1 byte or more), with a message naming
- * the job and the step index in flex_job_last_error(); -ENOMEM.
+ * the job and the step index in flex_last_error(); -ENOMEM.
+ *
+ * Since: 1.0
  */
 int flex_job_new(const char *name, const struct flex_step *steps, uint32_t n_steps,
 		 struct flex_job **out);
@@ -222,40 +228,35 @@ int flex_job_new(const char *name, const struct flex_step *steps, uint32_t n_ste
  * @out:	the job.
  *
  * Return: 0; -EINVAL a bad signature, slot or plan (message in
- * flex_job_last_error() naming the job and the slot or step); -ENOMEM.
+ * flex_last_error() naming the job and the slot or step); -ENOMEM.
+ *
+ * Since: 1.0
  */
 int flex_job_new_kernel(const char *name, flex_alloc_index_t binary,
 			const struct flex_kernel_sig *sig, const struct flex_corr_slot *corr,
 			uint32_t n_corr, const struct flex_step *steps, uint32_t n_steps,
 			struct flex_job **out);
 
-/** flex_job_free() - free a job (NULL is ignored). */
-void flex_job_free(struct flex_job *job);
+/** flex_job_destroy() - free a job (NULL is ignored). Since: 1.0. */
+void flex_job_destroy(struct flex_job *job);
 
-/** flex_job_name() - the job's name. */
+/** flex_job_name() - the job's name. Since: 1.0. */
 const char *flex_job_name(const struct flex_job *job);
 
-/** flex_job_is_kernel() - 1 for a kernel job, 0 for a DMA-only one. */
+/** flex_job_is_kernel() - 1 for a kernel job, 0 for a DMA-only one. Since: 1.0. */
 int flex_job_is_kernel(const struct flex_job *job);
 
-/** flex_job_sig() - the kernel signature, or NULL for a DMA-only job. */
+/** flex_job_sig() - the kernel signature, or NULL for a DMA-only job. Since: 1.0. */
 const struct flex_kernel_sig *flex_job_sig(const struct flex_job *job);
 
-/** flex_job_binary() - the binary's allocation (FLEX_ALLOC_INDEX_NONE: DMA-only). */
+/** flex_job_binary() - the binary's allocation (FLEX_ALLOC_INDEX_NONE: DMA-only). Since: 1.0. */
 flex_alloc_index_t flex_job_binary(const struct flex_job *job);
 
-/** flex_job_corr() - the correction metadata; *@n gets the slot count. */
+/** flex_job_corr() - the correction metadata; *@n gets the slot count. Since: 1.0. */
 const struct flex_corr_slot *flex_job_corr(const struct flex_job *job, uint32_t *n);
 
-/** flex_job_steps() - the JobPlan; *@n gets the step count. */
+/** flex_job_steps() - the JobPlan; *@n gets the step count. Since: 1.0. */
 const struct flex_step *flex_job_steps(const struct flex_job *job, uint32_t *n);
-
-/**
- * flex_job_last_error() - the message of the calling thread's last failed
- * flex_job_*, flex_plan_*, flex_stream_*, flex_event_* or flex_context_*
- * call (a per-thread buffer, as dlerror(); "" if none). Never NULL.
- */
-const char *flex_job_last_error(void);
 
 /*
  * ExecutionPlan: an ordered list of jobs (one per compiled kernel, plus
@@ -265,27 +266,29 @@ const char *flex_job_last_error(void);
  */
 struct flex_plan;
 
-/** flex_plan_new() - an empty ExecutionPlan. Return: 0 or -ENOMEM. */
+/** flex_plan_new() - an empty ExecutionPlan. Return: 0 or -ENOMEM. Since: 1.0. */
 int flex_plan_new(struct flex_plan **out);
 
 /**
  * flex_plan_add_job() - append @job; the plan owns it from now on (even
  * when this fails, in which case the job is freed).
  * Return: 0; -EEXIST a job of that name is already in the plan; -ENOMEM.
+ *
+ * Since: 1.0
  */
 int flex_plan_add_job(struct flex_plan *plan, struct flex_job *job);
 
-/** flex_plan_n_jobs() - how many jobs. */
+/** flex_plan_n_jobs() - how many jobs. Since: 1.0. */
 uint32_t flex_plan_n_jobs(const struct flex_plan *plan);
 
-/** flex_plan_job() - job @i (in order), or NULL past the end. */
+/** flex_plan_job() - job @i (in order), or NULL past the end. Since: 1.0. */
 struct flex_job *flex_plan_job(const struct flex_plan *plan, uint32_t i);
 
-/** flex_plan_find() - the job named @name, or NULL. */
+/** flex_plan_find() - the job named @name, or NULL. Since: 1.0. */
 struct flex_job *flex_plan_find(const struct flex_plan *plan, const char *name);
 
-/** flex_plan_free() - free the plan and its jobs (NULL is ignored). */
-void flex_plan_free(struct flex_plan *plan);
+/** flex_plan_destroy() - free the plan and its jobs (NULL is ignored). Since: 1.0. */
+void flex_plan_destroy(struct flex_plan *plan);
 
 #ifdef __cplusplus
 }

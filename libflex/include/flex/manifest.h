@@ -33,8 +33,8 @@
  * program (flex_program_validate()) that declares no more correction slots
  * than the job has.
  *
- * Parsing (flex_manifest_parse()) is pure: it reads the files and builds
- * an in-memory description, with no device. Loading (flex_manifest_load())
+ * Parsing (flex_manifest_new_from_file()) is pure: it reads the files and builds
+ * an in-memory description, with no device. Loading (flex_loaded_plan_new())
  * puts each binary in device memory (a FLEX_ALLOC_PROGRAM allocation, one
  * DMA job per binary on a stream) and builds the runtime's kernel jobs
  * (flex/job.h) and the ExecutionPlan.
@@ -44,7 +44,7 @@
  *
  * Threading: a parsed manifest is immutable; any number of threads may
  * read it and load it at once. A loaded plan is read-only after loading;
- * flex_loaded_plan_free() must not race with its use.
+ * flex_loaded_plan_destroy() must not race with its use.
  */
 #ifndef FLEX_MANIFEST_H
 #define FLEX_MANIFEST_H
@@ -91,51 +91,51 @@ struct flex_manifest_job {
 struct flex_manifest;
 
 /**
- * flex_manifest_parse() - read and check a manifest and its binaries.
+ * flex_manifest_new_from_file() - read and check a manifest and its binaries.
  * @path:	the manifest file; binaries are found relative to its directory.
- * @out:	the description; free it with flex_manifest_free().
- * @err:	if not NULL, why it was refused ("<path>: job "<name>": <field>: ...").
+ * @out:	the description; free it with flex_manifest_destroy().
  *
  * Return: 0; -EINVAL a malformed manifest (JSON syntax, an unknown key, a
  * wrong type, a value out of range, a name that does not resolve, an
  * inconsistent shape, a bad plan, a bad correction slot); -ENOEXEC a
  * binary that is not a valid program or uses more slots than the job has;
  * open/read errors of the manifest or a binary (-ENOENT, -EACCES...);
- * -EFBIG a file too large; -ENOMEM.
+ * -EFBIG a file too large; -ENOMEM. flex_last_error() says why, as
+ * "<path>: job "<name>": <field>: ...".
+ *
+ * Since: 1.0
  */
-int flex_manifest_parse(const char *path, struct flex_manifest **out, char *err,
-			size_t errlen);
+int flex_manifest_new_from_file(const char *path, struct flex_manifest **out);
 
-/** flex_manifest_free() - free a parsed manifest (NULL is ignored). */
-void flex_manifest_free(struct flex_manifest *m);
+/** flex_manifest_destroy() - free a parsed manifest (NULL is ignored). Since: 1.0. */
+void flex_manifest_destroy(struct flex_manifest *m);
 
-/** flex_manifest_path() - the path it was parsed from. */
+/** flex_manifest_path() - the path it was parsed from. Since: 1.0. */
 const char *flex_manifest_path(const struct flex_manifest *m);
 
-/** flex_manifest_n_jobs() - how many jobs (at least 1). */
+/** flex_manifest_n_jobs() - how many jobs (at least 1). Since: 1.0. */
 uint32_t flex_manifest_n_jobs(const struct flex_manifest *m);
 
-/** flex_manifest_job() - job @i in manifest order, or NULL past the end. */
+/** flex_manifest_job() - job @i in manifest order, or NULL past the end. Since: 1.0. */
 const struct flex_manifest_job *flex_manifest_job(const struct flex_manifest *m, uint32_t i);
 
-/** flex_manifest_find() - the job named @name, or NULL. */
+/** flex_manifest_find() - the job named @name, or NULL. Since: 1.0. */
 const struct flex_manifest_job *flex_manifest_find(const struct flex_manifest *m,
 						   const char *name);
 
-/** flex_manifest_arg_index() - the index of @job's argument @name, or -1. */
+/** flex_manifest_arg_index() - the index of @job's argument @name, or -1. Since: 1.0. */
 int flex_manifest_arg_index(const struct flex_manifest_job *job, const char *name);
 
 /* A plan loaded on a device: the ExecutionPlan and its binaries' allocations. */
 struct flex_loaded_plan;
 
 /**
- * flex_manifest_load() - load a parsed manifest on a device.
+ * flex_loaded_plan_new() - load a parsed manifest on a device.
  * @ctx:	the context (its allocator gets the binaries).
  * @m:		the manifest.
  * @s:		the stream the binaries are DMA'd on (NULL: the context's
  *		default stream). Loading synchronizes it.
- * @out:	the loaded plan; free it with flex_loaded_plan_free().
- * @err:	if not NULL, why loading failed (naming the file and the job).
+ * @out:	the loaded plan; free it with flex_loaded_plan_destroy().
  *
  * Each binary gets a FLEX_ALLOC_PROGRAM allocation and a DMA-only job
  * ("load:<name>") on @s; then a kernel job per manifest job is added to the
@@ -143,25 +143,29 @@ struct flex_loaded_plan;
  *
  * Blocks until the binaries are on the device.
  * Return: 0; the allocator's errors (-ENOMEM names the size); the stream's
- * launch and synchronize errors; flex_job_new_kernel()'s.
+ * launch and synchronize errors; flex_job_new_kernel()'s. flex_last_error()
+ * names the file and the job.
+ *
+ * Since: 1.0
  */
-int flex_manifest_load(struct flex_context *ctx, const struct flex_manifest *m,
-		       struct flex_stream *s, struct flex_loaded_plan **out, char *err,
-		       size_t errlen);
+int flex_loaded_plan_new(struct flex_context *ctx, const struct flex_manifest *m,
+			 struct flex_stream *s, struct flex_loaded_plan **out);
 
-/** flex_loaded_plan_plan() - the ExecutionPlan (owned by @lp). */
+/** flex_loaded_plan_plan() - the ExecutionPlan (owned by @lp). Since: 1.0. */
 struct flex_plan *flex_loaded_plan_plan(const struct flex_loaded_plan *lp);
 
-/** flex_loaded_plan_binary() - job @i's binary allocation, or FLEX_ALLOC_INDEX_NONE. */
+/** flex_loaded_plan_binary() - job @i's binary allocation, or FLEX_ALLOC_INDEX_NONE. Since: 1.0. */
 flex_alloc_index_t flex_loaded_plan_binary(const struct flex_loaded_plan *lp, uint32_t i);
 
 /**
- * flex_loaded_plan_free() - free the plan and the binaries' allocations.
+ * flex_loaded_plan_destroy() - free the plan and the binaries' allocations.
  * Every launch of its jobs must have completed (synchronize the streams
  * first): a CB still running would find its program region in use by
  * someone else. NULL is ignored.
+ *
+ * Since: 1.0
  */
-void flex_loaded_plan_free(struct flex_loaded_plan *lp);
+void flex_loaded_plan_destroy(struct flex_loaded_plan *lp);
 
 #ifdef __cplusplus
 }

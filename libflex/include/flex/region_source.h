@@ -30,6 +30,8 @@
 
 #include <stdint.h>
 
+#include <flex/error.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -47,7 +49,7 @@ struct flex_region {
 
 /**
  * struct flex_region_source_info - what a source says about its memory.
- * Since: 0.2. A field the source cannot tell is 0.
+ * Since: 1.0. A field the source cannot tell is 0.
  * @capacity:	the most bytes its regions may hold together: the device's
  *		memory, or the function's quota when that is lower.
  * @free:	bytes that could be acquired now: what the device has free,
@@ -82,7 +84,7 @@ struct flex_region_source_info {
  * @destroy:	called once when the last reference is dropped, to free @user.
  *		Optional.
  * @info:	fill @out (zeroed before the call) from one snapshot of the
- *		source; return 0 or a negative errno. Optional (Since: 0.2):
+ *		source; return 0 or a negative errno. Optional (Since: 1.0):
  *		without it FlexAllocator falls back to fixed region sizes.
  */
 struct flex_region_source_ops {
@@ -103,6 +105,8 @@ struct flex_region_source;
  * @out:	the new source, with one reference.
  *
  * Return: 0, -EINVAL if @ops lacks acquire or release, -ENOMEM.
+ *
+ * Since: 1.0
  */
 int flex_region_source_new(const struct flex_region_source_ops *ops, void *user,
 			   unsigned int table_entries,
@@ -124,6 +128,8 @@ int flex_region_source_new(const struct flex_region_source_ops *ops, void *user,
  * fragment), a region_align of FLEX_ALLOC_ALIGN and the table.
  *
  * Return: 0, -EINVAL for a zero @capacity, -ENOMEM.
+ *
+ * Since: 1.0
  */
 int flex_region_source_new_memory(uint64_t capacity, unsigned int table_entries,
 				  struct flex_region_source **out);
@@ -131,7 +137,7 @@ int flex_region_source_new_memory(uint64_t capacity, unsigned int table_entries,
 /**
  * flex_region_source_new_memory_function() - another function of a
  * simulated device: a VF, or another tenant, sharing its memory.
- * Since: 0.2.
+ * Since: 1.0.
  * @device:	a source from flex_region_source_new_memory() or from this
  *		call: the new one draws on the same capacity.
  * @table_entries: its own lookup-table entries (-ENOSPC once all are
@@ -153,21 +159,23 @@ int flex_region_source_new_memory_function(struct flex_region_source *device,
 					   unsigned int table_entries, uint64_t quota,
 					   struct flex_region_source **out);
 
-/** flex_region_source_ref() - take a reference; returns @src. */
+/** flex_region_source_ref() - take a reference; returns @src. Since: 1.0. */
 struct flex_region_source *flex_region_source_ref(struct flex_region_source *src);
 
 /**
  * flex_region_source_unref() - drop a reference; the last one calls the
  * destroy callback and frees the source. NULL is ignored.
+ *
+ * Since: 1.0
  */
 void flex_region_source_unref(struct flex_region_source *src);
 
-/** flex_region_source_table_entries() - the limit given at creation (0: none). */
+/** flex_region_source_table_entries() - the limit given at creation (0: none). Since: 1.0. */
 unsigned int flex_region_source_table_entries(const struct flex_region_source *src);
 
 /**
  * flex_region_source_get_info() - what the source says about its memory.
- * Since: 0.2.
+ * Since: 1.0.
  * @out:	filled; table_entries is always set.
  *
  * Return: 0; -EOPNOTSUPP the source has no info callback (only
@@ -182,11 +190,13 @@ int flex_region_source_get_info(struct flex_region_source *src,
  * Return: 0 and @out filled; -EINVAL for a zero @size, or when the source
  * returned a region smaller than asked (it is given back); -EIO when a
  * callback returned a positive value; else the source's negative errno.
+ *
+ * Since: 1.0
  */
 int flex_region_source_acquire(struct flex_region_source *src, uint64_t size,
 			       struct flex_region *out);
 
-/** flex_region_source_release() - give @region back. Return: 0 or -errno. */
+/** flex_region_source_release() - give @region back. Return: 0 or -errno. Since: 1.0. */
 int flex_region_source_release(struct flex_region_source *src,
 			       const struct flex_region *region);
 

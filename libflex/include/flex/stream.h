@@ -70,7 +70,7 @@ struct flex_event;
 #define FLEX_LAUNCH_NO_TILING	(1U << 0)	/* allow_tiled_launch = false */
 
 /**
- * flex_stream_create() - a new stream with its own driver queue.
+ * flex_stream_new() - a new stream with its own driver queue.
  * @ctx:	the context (its device and allocator).
  * @priority:	FLEX_STREAM_PRIO_*.
  * @out:	the stream.
@@ -78,10 +78,12 @@ struct flex_event;
  * The environment variable FLEX_ALLOW_TILED_LAUNCH=0, read here, makes
  * every launch on the stream behave as with FLEX_LAUNCH_NO_TILING.
  *
- * Return: 0; -EINVAL bad priority; -ENOSPC the device file has
- * FLEX_MAX_QUEUES queues; -ENOMEM; pthread_create()'s errors.
+ * Return: 0; -EINVAL bad priority; -EACCES a priority above
+ * FLEX_STREAM_PRIO_NORMAL without CAP_SYS_NICE (it can starve other
+ * tenants); -ENOSPC the device file has FLEX_MAX_QUEUES queues; -ENOMEM;
+ * pthread_create()'s errors. Since: 1.0 (flex_stream_create() before).
  */
-int flex_stream_create(struct flex_context *ctx, int priority, struct flex_stream **out);
+int flex_stream_new(struct flex_context *ctx, int priority, struct flex_stream **out);
 
 /**
  * flex_stream_destroy() - wait for the stream's work (as synchronize,
@@ -89,13 +91,15 @@ int flex_stream_create(struct flex_context *ctx, int priority, struct flex_strea
  * staging buffers, and destroy its queue, or leave the queue to the last
  * event recorded on it (see Events below). NULL is ignored. The default
  * stream belongs to the context: do not destroy it.
+ *
+ * Since: 1.0
  */
 void flex_stream_destroy(struct flex_stream *s);
 
-/** flex_stream_queue_id() - the driver queue's id (for FLEX_IOCTL_* and tests). */
+/** flex_stream_queue_id() - the driver queue's id (for FLEX_IOCTL_* and tests). Since: 1.0. */
 uint32_t flex_stream_queue_id(const struct flex_stream *s);
 
-/** flex_stream_priority() - the priority it was created with. */
+/** flex_stream_priority() - the priority it was created with. Since: 1.0. */
 int flex_stream_priority(const struct flex_stream *s);
 
 /**
@@ -125,12 +129,14 @@ int flex_stream_priority(const struct flex_stream *s);
  * or DMA larger than its allocation; -ENOENT an allocation that does not exist; -E2BIG the tensors
  * span more than 7 regions; -EIO the stream is poisoned (see
  * flex_stream_query()); -ENOMEM; the driver's submission errors. The
- * message is in flex_job_last_error().
+ * message is in flex_last_error().
+ *
+ * Since: 1.0
  */
 int flex_stream_launch(struct flex_stream *s, const struct flex_job *job,
 		       const struct flex_tensor *args, uint32_t n_args, uint32_t flags);
 
-/* flex_stream_copy() flags. Since: 0.2 (0.1 took an int to_device, 1 or 0). */
+/* flex_stream_copy() flags. Since: 1.0 (0.1 took an int to_device, 1 or 0). */
 #define FLEX_COPY_FROM_DEVICE	0U		/* device -> host (no flag) */
 #define FLEX_COPY_TO_DEVICE	(1U << 0)	/* host -> device */
 #define FLEX_COPY_STAGED	(1U << 1)	/* through the stream's staging buffers */
@@ -176,6 +182,8 @@ int flex_stream_launch(struct flex_stream *s, const struct flex_job *job,
  * Return: as flex_stream_launch(), and -EINVAL for unknown @flags; a
  * staged copy from the device returns the stream's failure errno when the
  * stream failed before the bytes arrived.
+ *
+ * Since: 1.0
  */
 int flex_stream_copy(struct flex_stream *s, unsigned int flags, flex_alloc_index_t index,
 		     uint64_t offset, void *host, uint64_t size);
@@ -197,7 +205,7 @@ int flex_stream_copy(struct flex_stream *s, unsigned int flags, flex_alloc_index
  *
  * Return: 0; -EINVAL a NULL stream; -ENOENT/-EINVAL an allocation that does
  * not exist; -ERANGE a range outside its allocation; -EIO the stream is
- * poisoned; -ENOMEM; the driver's submission errors. Since: 0.2.
+ * poisoned; -ENOMEM; the driver's submission errors. Since: 1.0.
  */
 int flex_stream_copy_device(struct flex_stream *s, flex_alloc_index_t dst, uint64_t dst_offset,
 			    flex_alloc_index_t src, uint64_t src_offset, uint64_t size);
@@ -219,7 +227,7 @@ int flex_stream_copy_device(struct flex_stream *s, flex_alloc_index_t dst, uint6
  * that does not), in a job named "fill". Returns at once.
  *
  * Return: 0; -EINVAL a NULL stream or pattern, or @pattern_size not 1, 2,
- * 4 or 8; otherwise as flex_stream_copy_device(). Since: 0.2.
+ * 4 or 8; otherwise as flex_stream_copy_device(). Since: 1.0.
  */
 int flex_stream_fill(struct flex_stream *s, flex_alloc_index_t dst, uint64_t offset,
 		     uint64_t size, const void *pattern, uint32_t pattern_size);
@@ -233,6 +241,8 @@ int flex_stream_fill(struct flex_stream *s, flex_alloc_index_t dst, uint64_t off
  * synchronize this stream, nor make a staged copy on it (it would wait
  * for itself).
  * Return: 0 queued; -EINVAL @fn NULL; -EIO poisoned; -ENOMEM.
+ *
+ * Since: 1.0
  */
 int flex_stream_host_func(struct flex_stream *s, flex_host_fn fn, void *user);
 
@@ -272,6 +282,8 @@ struct flex_stream_error {
  * has completed (or the stream is poisoned).
  * @err:	if not NULL, receives the failure (zeroed when there is none).
  * Return: 0; the failure's errno (also in @err->error); -EINTR is retried.
+ *
+ * Since: 1.0
  */
 int flex_stream_synchronize(struct flex_stream *s, struct flex_stream_error *err);
 
@@ -280,6 +292,8 @@ int flex_stream_synchronize(struct flex_stream *s, struct flex_stream_error *err
  * (beyond the stream's lock and one FLEX_IOCTL_QUEUE_STATUS).
  * @err:	as flex_stream_synchronize().
  * Return: 0 all done; -EBUSY work pending; the failure's errno.
+ *
+ * Since: 1.0
  */
 int flex_stream_query(struct flex_stream *s, struct flex_stream_error *err);
 
@@ -287,6 +301,10 @@ int flex_stream_query(struct flex_stream *s, struct flex_stream_error *err);
  * flex_stream_reset() - recover a poisoned stream: wait until nothing is
  * in flight, clear the driver queue's sticky fault (FLEX_IOCTL_QUEUE_RESET)
  * and the host-side error. Work that was cancelled stays cancelled.
+ * When the queue's last CB failed, one NOP CB is submitted and waited for,
+ * so that work enqueued afterwards, which waits for everything before it
+ * (host functions, event records), does not find the old failure (Since:
+ * 1.0; before, such work failed with the reset fault's error).
  * Return: 0; the driver's errors.
  */
 int flex_stream_reset(struct flex_stream *s);
@@ -321,24 +339,18 @@ struct flex_stream_stats {
 	uint64_t corr_slot_grows;
 };
 
-/** flex_stream_get_stats() - a snapshot of the counters. */
+/** flex_stream_get_stats() - a snapshot of the counters. Since: 1.0. */
 void flex_stream_get_stats(struct flex_stream *s, struct flex_stream_stats *st);
 
 /**
  * flex_stream_alloc_queue() - the stream as FlexAllocator follows it, for
- * flex_alloc_free_after() (free a block once the work enqueued on @s so
- * far has run) and flex_alloc_record_use() (PyTorch's recordStream).
- * Since: 0.2. Its point is the predicted seqno of the last CB enqueued;
+ * flex_alloc_block_free_after() (free a block once the work enqueued on @s so
+ * far has run) and flex_alloc_block_record_use() (PyTorch's recordStream).
+ * Since: 1.0. Its point is the predicted seqno of the last CB enqueued;
  * work dropped after a failure counts as run. flex_stream_destroy()
  * retires it from the context's allocator.
  */
 struct flex_alloc_queue *flex_stream_alloc_queue(struct flex_stream *s);
-
-/**
- * flex_stream_last_error() - same as flex_job_last_error(): the calling
- * thread's last failure message. Never NULL.
- */
-const char *flex_stream_last_error(void);
 
 /*
  * Events: a point in one stream's work (cudaEvent). Recording captures
@@ -361,36 +373,37 @@ const char *flex_stream_last_error(void);
  * waits on the event still work and still report that work's failure. A
  * queue kept this way counts among the file's FLEX_MAX_QUEUES, and the
  * device file stays open (the context's regions are released with the
- * context all the same). Since: 0.2 (0.1 needed the stream to outlive
+ * context all the same). Since: 1.0 (0.1 needed the stream to outlive
  * the event's uses).
  */
 
-/* flex_event_create_flags() flags. */
+/* flex_event_new() flags. */
 #define FLEX_EVENT_TIMING	(1U << 0)	/* can time work: flex_event_elapsed_ns() */
 
-/** flex_event_create() - a new event: flex_event_create_flags(0, @out). */
-int flex_event_create(struct flex_event **out);
-
 /**
- * flex_event_create_flags() - a new event.
+ * flex_event_new() - a new event.
  * @flags:	0 or FLEX_EVENT_TIMING. A timing event's record is a NOP CB
  *		of its own whose fence is exported as soon as it is
  *		submitted (one sync_file per record, closed with the next
  *		record or the event), so it costs a CB and an fd; without
  *		the flag a record costs neither (PyTorch's enable_timing).
- * Return: 0; -EINVAL unknown @flags or a NULL @out; -ENOMEM. Since: 0.2.
+ * Return: 0; -EINVAL unknown @flags or a NULL @out; -ENOMEM. Since: 1.0.
  */
-int flex_event_create_flags(unsigned int flags, struct flex_event **out);
+int flex_event_new(unsigned int flags, struct flex_event **out);
 
 /**
  * flex_event_destroy() - free it (NULL is ignored), dropping its reference
  * on the stream of its latest record. Pending waits are unaffected.
+ *
+ * Since: 1.0
  */
 void flex_event_destroy(struct flex_event *ev);
 
 /**
  * flex_event_record() - capture the work enqueued on @s so far.
  * Return: 0; -EIO @s is poisoned.
+ *
+ * Since: 1.0
  */
 int flex_event_record(struct flex_event *ev, struct flex_stream *s);
 
@@ -403,18 +416,24 @@ int flex_event_record(struct flex_event *ev, struct flex_stream *s);
  * goes through that work's sync_file, on @s's worker (see above); a
  * failure to export or poll it poisons @s with that errno.
  * Return: 0; -EIO @s is poisoned; -ENOMEM.
+ *
+ * Since: 1.0
  */
 int flex_stream_wait_event(struct flex_stream *s, struct flex_event *ev);
 
 /**
  * flex_event_synchronize() - block until @ev's work has completed.
  * Return: 0; the recording stream's failure errno when that work failed.
+ *
+ * Since: 1.0
  */
 int flex_event_synchronize(struct flex_event *ev);
 
 /**
  * flex_event_query() - non-blocking flex_event_synchronize().
  * Return: 0 complete; -EBUSY not yet; the failure errno.
+ *
+ * Since: 1.0
  */
 int flex_event_query(struct flex_event *ev);
 
@@ -428,6 +447,8 @@ int flex_event_query(struct flex_event *ev);
  * Return: 0; -ENOENT the event was never recorded (nothing to wait for);
  * -EPIPE the recording stream failed before submitting that work; the
  * driver's errors (-EMFILE...).
+ *
+ * Since: 1.0
  */
 int flex_event_export_sync_file(struct flex_event *ev, int *fd);
 
@@ -447,7 +468,7 @@ int flex_event_export_sync_file(struct flex_event *ev, int *fd);
  * Return: 0; -EINVAL an event created without FLEX_EVENT_TIMING (or a NULL
  * argument); -ENOENT an event never recorded; -EBUSY one has not completed
  * yet; the failure's errno when a record's work failed, or its stream
- * failed before submitting it (-EPIPE). Since: 0.2.
+ * failed before submitting it (-EPIPE). Since: 1.0.
  */
 int flex_event_elapsed_ns(struct flex_event *start, struct flex_event *end, int64_t *ns);
 

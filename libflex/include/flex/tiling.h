@@ -36,14 +36,14 @@
 extern "C" {
 #endif
 
-#define FLEX_MAX_DIMS		8	/* as many as a PyTorch backend passes (Since: 0.2; was 4) */
+#define FLEX_MAX_DIMS		8	/* as many as a PyTorch backend passes (Since: 1.0; was 4) */
 #define FLEX_KERNEL_MAX_ARGS	16
 #define FLEX_KERNEL_MAX_AXES	8
 
 /*
  * enum flex_dtype - element types: every type PyTorch stores in whole
  * bytes, numbered as c10::ScalarType, so that a PyTorch backend passes
- * tensor.scalar_type() as it is. (Since: 0.2; 0.1 had int32 = 0 and
+ * tensor.scalar_type() as it is. (Since: 1.0; 0.1 had int32 = 0 and
  * int8 = 1 only.)
  *
  * libflex needs only the element size (flex_dtype_size()): it checks
@@ -93,12 +93,16 @@ enum flex_dtype {
 /**
  * flex_dtype_size() - bytes per element of @dt; 0 for a value that is not
  * an enum flex_dtype.
+ *
+ * Since: 1.0
  */
 size_t flex_dtype_size(enum flex_dtype dt);
 
 /**
  * flex_dtype_name() - PyTorch's name without "torch." ("float32",
  * "bfloat16", "int8", ...), or NULL for an unknown type.
+ *
+ * Since: 1.0
  */
 const char *flex_dtype_name(enum flex_dtype dt);
 
@@ -106,7 +110,7 @@ const char *flex_dtype_name(enum flex_dtype dt);
  * flex_dtype_from_name() - parse a name flex_dtype_name() gives, or one of
  * PyTorch's aliases ("float", "half", "double", "long", "int", "short",
  * "cfloat", "cdouble", "chalf"), into *@out. A leading "torch." is
- * accepted. (Since: 0.2 for every name but "int32" and "int8".)
+ * accepted. (Since: 1.0 for every name but "int32" and "int8".)
  * Return: 0, or -EINVAL for any other name (NULL included).
  */
 int flex_dtype_from_name(const char *name, enum flex_dtype *out);
@@ -124,7 +128,7 @@ int flex_dtype_from_name(const char *name, enum flex_dtype *out);
  *		the element size for x[1:], narrow(), chunk(), a column
  *		slice. A multiple of the element size; the launch checks that
  *		the view (offset + span) lies inside the allocation and adds
- *		it to the tensor's address. Since: 0.2.
+ *		it to the tensor's address. Since: 1.0.
  *
  * @byte_offset is last so that positional initializers of 0.1 still
  * compile (and mean offset 0).
@@ -199,12 +203,12 @@ struct flex_tiling {
  * limits, names NUL-terminated, dtypes known, ndim 1 .. FLEX_MAX_DIMS,
  * tile shapes >= 1, axis indices below n_axes, fixed strides row-major
  * with innermost 1, element counts and byte spans fitting in 64 bits.
- * @err:	if not NULL, receives a message naming the argument and the
- *		field (truncated to @errlen).
  *
- * Return: 0 or -EINVAL.
+ * Return: 0 or -EINVAL; flex_last_error() names the argument and the field.
+ *
+ * Since: 1.0
  */
-int flex_sig_validate(const struct flex_kernel_sig *sig, char *err, size_t errlen);
+int flex_sig_validate(const struct flex_kernel_sig *sig);
 
 /**
  * flex_tiling_plan() - check every argument against the signature and work
@@ -214,9 +218,6 @@ int flex_sig_validate(const struct flex_kernel_sig *sig, char *err, size_t errle
  * @allow_tiled: 0 to refuse any tensor that differs from its tile (the
  *		RFC's allow_tiled_launch = false).
  * @out:	the tiling; written only on success.
- * @err:	if not NULL, receives a message naming the argument (by index
- *		and name) and the dimension, e.g.
- *		"arg 1 (B) dim 0: 100 is not a multiple of the tile 64".
  *
  * A tensor dimension may differ from the tile only along a tiling axis;
  * then it must be a non-zero multiple of the tile, and every argument
@@ -233,11 +234,14 @@ int flex_sig_validate(const struct flex_kernel_sig *sig, char *err, size_t errle
  * a shape that is smaller than or not a multiple of the tile or differs
  * along a never-tiled dimension, bad strides, two different tile counts
  * for one axis, a size overflowing 64 bits; -EDOM when a shape differs
- * from the tile and @allow_tiled is 0.
+ * from the tile and @allow_tiled is 0. flex_last_error() names the
+ * argument (by index and name) and the dimension, e.g. "arg 1 (B) dim 0:
+ * 100 is not a multiple of the tile 64".
+ *
+ * Since: 1.0
  */
 int flex_tiling_plan(const struct flex_kernel_sig *sig, const struct flex_tensor *args,
-		     uint32_t n_args, int allow_tiled, struct flex_tiling *out,
-		     char *err, size_t errlen);
+		     uint32_t n_args, int allow_tiled, struct flex_tiling *out);
 
 /**
  * flex_tiling_iter() - one iteration of a tiling.
@@ -254,6 +258,8 @@ int flex_tiling_plan(const struct flex_kernel_sig *sig, const struct flex_tensor
  *		at tile 0 (the step that overwrites rather than accumulates).
  *
  * An @iter past the end is taken modulo n_iters.
+ *
+ * Since: 1.0
  */
 void flex_tiling_iter(const struct flex_tiling *t, const struct flex_kernel_sig *sig,
 		      const struct flex_tensor *args, uint32_t n_args, uint64_t iter,
@@ -265,6 +271,8 @@ void flex_tiling_iter(const struct flex_tiling *t, const struct flex_kernel_sig 
  * past its last: ((shape[d] - 1) * strides[d] summed, + 1) * elem size;
  * 0 for an empty tensor.
  * Return: 0, or -EOVERFLOW (or -EINVAL for a bad dtype/ndim).
+ *
+ * Since: 1.0
  */
 int flex_tensor_span_bytes(const struct flex_tensor *t, uint64_t *out);
 
