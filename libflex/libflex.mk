@@ -9,7 +9,9 @@
 #   make bench-alloc  tests/bench/alloc_bench.c at -O2: the `bench:` lines
 
 LIBFLEX_SRCS	:= $(wildcard libflex/src/*.c)
-LIBFLEX_HDRS	:= $(wildcard libflex/include/flex/*.h libflex/src/*.h) uapi/linux/flex.h
+# The uapi headers the public headers include.
+LIBFLEX_UAPI_HDRS := uapi/linux/flex.h uapi/linux/flex_isa.h
+LIBFLEX_HDRS	:= $(wildcard libflex/include/flex/*.h libflex/src/*.h) $(LIBFLEX_UAPI_HDRS)
 LIBFLEX_OBJS	:= $(patsubst libflex/src/%.c,$(BUILD)/libflex/%.o,$(LIBFLEX_SRCS))
 # Only functions marked FLEX_EXPORT (the public headers' API) are visible.
 LIBFLEX_CFLAGS	:= $(CFLAGS_COMMON) -fPIC -fvisibility=hidden
