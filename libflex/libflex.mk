@@ -3,10 +3,23 @@
 # benchmark. Included by the top-level Makefile (BUILD, CFLAGS_COMMON,
 # LDFLAGS_COMMON, RESULTS come from there).
 #
-#   make libflex      $(BUILD)/libflex.a and $(BUILD)/libflex.so
+#   make libflex      $(BUILD)/libflex.a and $(BUILD)/libflex.so.$(LIBFLEX_VERSION), with
+#                     the links libflex.so.$(LIBFLEX_MAJOR) (its soname) and libflex.so
+#   make libflex-sym  rewrite libflex/libflex.sym from the FLEX_EXPORT functions
 #   make check-unit   every tests/unit/test_<name>.c, TAP in $(RESULTS)/unit-<name>.tap;
 #                     the threaded tests again under ThreadSanitizer (unit-threads-tsan.tap)
 #   make bench-alloc  tests/bench/alloc_bench.c at -O2: the `bench:` lines
+
+# The library's version, written only here: the shared object's file name,
+# its soname (the major number) and libflex.pc's Version.
+LIBFLEX_VERSION	:= 1.0.0
+LIBFLEX_MAJOR	:= $(firstword $(subst ., ,$(LIBFLEX_VERSION)))
+LIBFLEX_SO	:= libflex.so.$(LIBFLEX_VERSION)
+LIBFLEX_SONAME	:= libflex.so.$(LIBFLEX_MAJOR)
+# The exported ABI: every FLEX_EXPORT function at version LIBFLEX_<major>,
+# nothing else (make libflex-sym writes it; make check-install compares).
+LIBFLEX_SYM	:= libflex/libflex.sym
+LIBFLEX_SYM_VERSION := LIBFLEX_$(LIBFLEX_MAJOR)
 
 LIBFLEX_SRCS	:= $(wildcard libflex/src/*.c)
 # The uapi headers the public headers include.
@@ -35,11 +48,11 @@ TSAN_FLAGS	:= -fsanitize=thread -O1 -g
 TSAN_OBJS	:= $(patsubst libflex/src/%.c,$(BUILD)/tsan/libflex/%.o,$(LIBFLEX_SRCS))
 TSAN_TESTS	:= threads
 
-.PHONY: libflex check-unit unit-tests bench-alloc
+.PHONY: libflex libflex-sym check-unit unit-tests bench-alloc
 # Built through a pattern chain: keep them, they are not throwaway intermediates.
 .SECONDARY: $(TSAN_OBJS)
 
-libflex: $(BUILD)/libflex.a $(BUILD)/libflex.so
+libflex: $(BUILD)/libflex.a $(BUILD)/libflex.so $(BUILD)/$(LIBFLEX_SONAME)
 
 $(BUILD)/libflex/%.o: libflex/src/%.c $(LIBFLEX_HDRS)
 	@mkdir -p $(dir $@)
@@ -49,8 +62,19 @@ $(BUILD)/libflex.a: $(LIBFLEX_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/libflex.so: $(LIBFLEX_OBJS)
-	$(CC) -shared -Wl,-soname,libflex.so -Wl,-z,defs -o $@ $^ $(LDFLAGS_COMMON)
+$(BUILD)/$(LIBFLEX_SO): $(LIBFLEX_OBJS) $(LIBFLEX_SYM)
+	$(CC) -shared -Wl,-soname,$(LIBFLEX_SONAME) -Wl,--version-script=$(LIBFLEX_SYM) \
+		-Wl,-z,defs -o $@ $(LIBFLEX_OBJS) $(LDFLAGS_COMMON)
+
+# The soname link, which programs linked with -lflex load, and the name they
+# link with.
+$(BUILD)/$(LIBFLEX_SONAME) $(BUILD)/libflex.so: $(BUILD)/$(LIBFLEX_SO)
+	ln -sf $(LIBFLEX_SO) $@
+
+# After adding, renaming or removing a FLEX_EXPORT function.
+libflex-sym: $(LIBFLEX_OBJS)
+	tools/libflex-sym $(LIBFLEX_SYM_VERSION) $(LIBFLEX_OBJS) > $(LIBFLEX_SYM).tmp
+	mv $(LIBFLEX_SYM).tmp $(LIBFLEX_SYM)
 
 # ---- unit tests ----
 
