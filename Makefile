@@ -21,20 +21,21 @@ LDFLAGS_COMMON	:= -pthread
 RESULTS		:= $(BUILD)/results
 
 .PHONY: all help deps kmod libflex tools check check-unit check-vm check-debug \
-	demo bench clean
+	check-install demo bench clean
 
 all: kmod libflex tools
 
 help:
 	@echo "make            build kmod/flex.ko, libflex and the tools"
 	@echo "make deps       install the Debian packages the project needs"
-	@echo "make check      all tests: host unit tests, then the driver suite in the VM"
+	@echo "make check      all tests: host unit and install tests, then the driver suite in the VM"
 	@echo "make check-debug the VM suite under a KASAN/lockdep/kmemleak kernel"
 	@echo "make demo       the main job, in the VM"
 	@echo "make bench      the benchmarks"
 	@echo "make fuzz       the fuzzer (FUZZ_SECONDS=, FUZZ_SEED=, FUZZ_KERNEL=debug) and trinity, in the VM"
 	@echo "make soak       the soak (SOAK_SECONDS=) in the VM"
 	@echo "make faults     kills, races and unload cycles in the VM (faults-debug: with fault injection)"
+	@echo "make check-install  libflex.sym against the objects, the library and the headers"
 
 deps: $(BUILD)/.deps-stamp
 $(BUILD)/.deps-stamp: tools/install-deps
@@ -63,12 +64,26 @@ FLEX_RUN_SRCS	:= $(wildcard tools/flex-run/*.c)
 $(BUILD)/flex-run: $(FLEX_RUN_SRCS) $(wildcard tools/flex-run/*.h) $(BUILD)/libflex.a | deps
 	$(CC) $(CFLAGS_COMMON) -Itools/flex-run -o $@ $(FLEX_RUN_SRCS) $(BUILD)/libflex.a $(LDFLAGS_COMMON)
 
+# Host TAP steps of make check: libflex.sym against the objects, the shared
+# library and the headers.
+check-install: libflex
+	@mkdir -p $(RESULTS)
+	@echo "install: libflex.sym"
+	@status=0; \
+	tests/install/check-sym $(LIBFLEX_SYM) $(LIBFLEX_SYM_VERSION) $(BUILD)/$(LIBFLEX_SO) \
+		$(LIBFLEX_OBJS) \
+		> $(RESULTS)/install-sym.tap || status=1; \
+	awk '/^(not ok|Bail out)/ { p = 1; print; next } /^ok / { p = 0 } p && /^#/' \
+		$(RESULTS)/install-sym.tap; \
+	exit $$status
+
 demo: kmod tools
 	tools/flex-vm -- $(CURDIR)/$(BUILD)/flex-demo
 
 check: deps
 	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
 	-@$(MAKE) --no-print-directory check-unit
+	-@$(MAKE) --no-print-directory check-install
 	-@$(MAKE) --no-print-directory check-vm
 	@tools/tap-summary $(RESULTS)
 
