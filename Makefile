@@ -20,8 +20,17 @@ LDFLAGS_COMMON	:= -pthread
 
 RESULTS		:= $(BUILD)/results
 
+# Where make install puts things; DESTDIR stages them (packaging, tests).
+PREFIX		?= /usr/local
+BINDIR		?= $(PREFIX)/bin
+LIBDIR		?= $(PREFIX)/lib
+INCLUDEDIR	?= $(PREFIX)/include
+MANDIR		?= $(PREFIX)/share/man
+PKGCONFIGDIR	?= $(LIBDIR)/pkgconfig
+INSTALL		?= install
+
 .PHONY: all help deps kmod libflex tools check check-unit check-vm check-debug \
-	check-install demo bench clean
+	check-install demo bench clean install uninstall
 
 all: kmod libflex tools
 
@@ -35,6 +44,8 @@ help:
 	@echo "make fuzz       the fuzzer (FUZZ_SECONDS=, FUZZ_SEED=, FUZZ_KERNEL=debug) and trinity, in the VM"
 	@echo "make soak       the soak (SOAK_SECONDS=) in the VM"
 	@echo "make faults     kills, races and unload cycles in the VM (faults-debug: with fault injection)"
+	@echo "make install    libflex, libflex.pc, the tools and their man pages (PREFIX=, DESTDIR=)"
+	@echo "make uninstall  remove what make install installed (the same PREFIX=, DESTDIR=)"
 	@echo "make check-install  libflex.sym against the objects, the library and the headers"
 
 deps: $(BUILD)/.deps-stamp
@@ -63,6 +74,30 @@ $(BUILD)/flex-plan-gen: tools/flex-plan-gen.c $(BUILD)/libflex.a | deps
 FLEX_RUN_SRCS	:= $(wildcard tools/flex-run/*.c)
 $(BUILD)/flex-run: $(FLEX_RUN_SRCS) $(wildcard tools/flex-run/*.h) $(BUILD)/libflex.a | deps
 	$(CC) $(CFLAGS_COMMON) -Itools/flex-run -o $@ $(FLEX_RUN_SRCS) $(BUILD)/libflex.a $(LDFLAGS_COMMON)
+
+# ---- install ----
+# The kernel module, DKMS and udev rules are not installed yet.
+INSTALL_BINS	:= flexctl flex-run flex-plan-gen
+INSTALL_MAN1	:= Documentation/man/flex-run.1 Documentation/man/flex-plan-gen.1
+INSTALL_MAN8	:= Documentation/man/flexctl.8
+
+.PHONY: install-tools uninstall-tools install-man uninstall-man
+install: install-lib install-tools install-man
+uninstall: uninstall-lib uninstall-tools uninstall-man
+
+install-tools: $(addprefix $(BUILD)/,$(INSTALL_BINS))
+	$(INSTALL) -d $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 755 $^ $(DESTDIR)$(BINDIR)/
+uninstall-tools:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INSTALL_BINS))
+
+install-man:
+	$(INSTALL) -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
+	$(INSTALL) -m 644 $(INSTALL_MAN1) $(DESTDIR)$(MANDIR)/man1/
+	$(INSTALL) -m 644 $(INSTALL_MAN8) $(DESTDIR)$(MANDIR)/man8/
+uninstall-man:
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(INSTALL_MAN1))) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(INSTALL_MAN8)))
 
 # Host TAP steps of make check: libflex.sym against the objects, the shared
 # library and the headers.

@@ -6,6 +6,7 @@
 #   make libflex      $(BUILD)/libflex.a and $(BUILD)/libflex.so.$(LIBFLEX_VERSION), with
 #                     the links libflex.so.$(LIBFLEX_MAJOR) (its soname) and libflex.so
 #   make libflex-sym  rewrite libflex/libflex.sym from the FLEX_EXPORT functions
+#   make install-lib  the headers, both libraries and libflex.pc (uninstall-lib)
 #   make check-unit   every tests/unit/test_<name>.c, TAP in $(RESULTS)/unit-<name>.tap;
 #                     the threaded tests again under ThreadSanitizer (unit-threads-tsan.tap)
 #   make bench-alloc  tests/bench/alloc_bench.c at -O2: the `bench:` lines
@@ -126,3 +127,40 @@ $(BUILD)/bench/alloc_bench: tests/bench/alloc_bench.c $(BUILD)/libflex.a
 
 bench-alloc: $(BUILD)/bench/alloc_bench
 	$(BUILD)/bench/alloc_bench
+
+# ---- install (make install-lib, make uninstall-lib) ----
+# The public headers go to $(INCLUDEDIR)/flex/, the uapi headers they
+# include to $(INCLUDEDIR)/flex/uapi/linux/, which libflex.pc's Cflags add
+# (as libdrm ships its copy of drm.h): an install with PREFIX=/usr puts
+# nothing in /usr/include/linux/, the kernel headers package's directory.
+LIBFLEX_PUB_HDRS := $(wildcard libflex/include/flex/*.h)
+LIBFLEX_INCDIR	 = $(INCLUDEDIR)/flex
+LIBFLEX_INSTALLED = $(addprefix $(LIBFLEX_INCDIR)/,$(notdir $(LIBFLEX_PUB_HDRS))) \
+		   $(addprefix $(LIBFLEX_INCDIR)/uapi/linux/,$(notdir $(LIBFLEX_UAPI_HDRS))) \
+		   $(addprefix $(LIBDIR)/,$(LIBFLEX_SO) $(LIBFLEX_SONAME) libflex.so libflex.a) \
+		   $(PKGCONFIGDIR)/libflex.pc
+# Installing into the running system as root: refresh the loader's cache.
+LDCONFIG	 = if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
+
+.PHONY: install-lib uninstall-lib
+
+install-lib: libflex
+	$(INSTALL) -d $(DESTDIR)$(LIBFLEX_INCDIR)/uapi/linux $(DESTDIR)$(LIBDIR) \
+		$(DESTDIR)$(PKGCONFIGDIR)
+	$(INSTALL) -m 644 $(LIBFLEX_PUB_HDRS) $(DESTDIR)$(LIBFLEX_INCDIR)/
+	$(INSTALL) -m 644 $(LIBFLEX_UAPI_HDRS) $(DESTDIR)$(LIBFLEX_INCDIR)/uapi/linux/
+	$(INSTALL) -m 755 $(BUILD)/$(LIBFLEX_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(LIBFLEX_SO) $(DESTDIR)$(LIBDIR)/$(LIBFLEX_SONAME)
+	ln -sf $(LIBFLEX_SO) $(DESTDIR)$(LIBDIR)/libflex.so
+	$(INSTALL) -m 644 $(BUILD)/libflex.a $(DESTDIR)$(LIBDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIBFLEX_VERSION)|' \
+		libflex/libflex.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libflex.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/libflex.pc
+	@$(LDCONFIG)
+
+uninstall-lib:
+	rm -f $(addprefix $(DESTDIR),$(LIBFLEX_INSTALLED))
+	for d in $(LIBFLEX_INCDIR)/uapi/linux $(LIBFLEX_INCDIR)/uapi $(LIBFLEX_INCDIR); do \
+		[ ! -d $(DESTDIR)$$d ] || rmdir --ignore-fail-on-non-empty $(DESTDIR)$$d; done
+	@$(LDCONFIG)
