@@ -46,7 +46,7 @@ help:
 	@echo "make faults     kills, races and unload cycles in the VM (faults-debug: with fault injection)"
 	@echo "make install    libflex, libflex.pc, the tools and their man pages (PREFIX=, DESTDIR=)"
 	@echo "make uninstall  remove what make install installed (the same PREFIX=, DESTDIR=)"
-	@echo "make check-install  libflex.sym against the objects, the library and the headers"
+	@echo "make check-install  make install and uninstall in a scratch DESTDIR; libflex.sym"
 
 deps: $(BUILD)/.deps-stamp
 $(BUILD)/.deps-stamp: tools/install-deps
@@ -100,16 +100,18 @@ uninstall-man:
 		$(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(INSTALL_MAN8)))
 
 # Host TAP steps of make check: libflex.sym against the objects, the shared
-# library and the headers.
-check-install: libflex
+# library and the headers; make install and uninstall in a scratch DESTDIR.
+check-install: libflex $(addprefix $(BUILD)/,$(INSTALL_BINS))
 	@mkdir -p $(RESULTS)
 	@echo "install: libflex.sym"
 	@status=0; \
 	tests/install/check-sym $(LIBFLEX_SYM) $(LIBFLEX_SYM_VERSION) $(BUILD)/$(LIBFLEX_SO) \
 		$(LIBFLEX_OBJS) \
 		> $(RESULTS)/install-sym.tap || status=1; \
+	echo "install: make install"; \
+	tests/install/check-install "$(MAKE)" $(LIBFLEX_VERSION) > $(RESULTS)/install.tap || status=1; \
 	awk '/^(not ok|Bail out)/ { p = 1; print; next } /^ok / { p = 0 } p && /^#/' \
-		$(RESULTS)/install-sym.tap; \
+		$(RESULTS)/install-sym.tap $(RESULTS)/install.tap; \
 	exit $$status
 
 demo: kmod tools
