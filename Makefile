@@ -20,21 +20,33 @@ LDFLAGS_COMMON	:= -pthread
 
 RESULTS		:= $(BUILD)/results
 
+# Where make install puts things; DESTDIR stages them (packaging, tests).
+PREFIX		?= /usr/local
+BINDIR		?= $(PREFIX)/bin
+LIBDIR		?= $(PREFIX)/lib
+INCLUDEDIR	?= $(PREFIX)/include
+MANDIR		?= $(PREFIX)/share/man
+PKGCONFIGDIR	?= $(LIBDIR)/pkgconfig
+INSTALL		?= install
+
 .PHONY: all help deps kmod libflex tools check check-unit check-vm check-debug \
-	demo bench clean
+	check-install demo bench clean install uninstall
 
 all: kmod libflex tools
 
 help:
 	@echo "make            build kmod/flex.ko, libflex and the tools"
 	@echo "make deps       install the Debian packages the project needs"
-	@echo "make check      all tests: host unit tests, then the driver suite in the VM"
+	@echo "make check      all tests: host unit and install tests, then the driver suite in the VM"
 	@echo "make check-debug the VM suite under a KASAN/lockdep/kmemleak kernel"
 	@echo "make demo       the main job, in the VM"
 	@echo "make bench      the benchmarks"
 	@echo "make fuzz       the fuzzer (FUZZ_SECONDS=, FUZZ_SEED=, FUZZ_KERNEL=debug) and trinity, in the VM"
 	@echo "make soak       the soak (SOAK_SECONDS=) in the VM"
 	@echo "make faults     kills, races and unload cycles in the VM (faults-debug: with fault injection)"
+	@echo "make install    libflex, libflex.pc, the tools and their man pages (PREFIX=, DESTDIR=)"
+	@echo "make uninstall  remove what make install installed (the same PREFIX=, DESTDIR=)"
+	@echo "make check-install  make install and uninstall in a scratch DESTDIR; libflex.sym"
 
 deps: $(BUILD)/.deps-stamp
 $(BUILD)/.deps-stamp: tools/install-deps
@@ -63,12 +75,52 @@ FLEX_RUN_SRCS	:= $(wildcard tools/flex-run/*.c)
 $(BUILD)/flex-run: $(FLEX_RUN_SRCS) $(wildcard tools/flex-run/*.h) $(BUILD)/libflex.a | deps
 	$(CC) $(CFLAGS_COMMON) -Itools/flex-run -o $@ $(FLEX_RUN_SRCS) $(BUILD)/libflex.a $(LDFLAGS_COMMON)
 
+# ---- install ----
+# The kernel module, DKMS and udev rules are not installed yet.
+INSTALL_BINS	:= flexctl flex-run flex-plan-gen
+INSTALL_MAN1	:= Documentation/man/flex-run.1 Documentation/man/flex-plan-gen.1
+INSTALL_MAN8	:= Documentation/man/flexctl.8
+
+.PHONY: install-tools uninstall-tools install-man uninstall-man
+install: install-lib install-tools install-man
+uninstall: uninstall-lib uninstall-tools uninstall-man
+
+install-tools: $(addprefix $(BUILD)/,$(INSTALL_BINS))
+	$(INSTALL) -d $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 755 $^ $(DESTDIR)$(BINDIR)/
+uninstall-tools:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INSTALL_BINS))
+
+install-man:
+	$(INSTALL) -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
+	$(INSTALL) -m 644 $(INSTALL_MAN1) $(DESTDIR)$(MANDIR)/man1/
+	$(INSTALL) -m 644 $(INSTALL_MAN8) $(DESTDIR)$(MANDIR)/man8/
+uninstall-man:
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(INSTALL_MAN1))) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(INSTALL_MAN8)))
+
+# Host TAP steps of make check: libflex.sym against the objects, the shared
+# library and the headers; make install and uninstall in a scratch DESTDIR.
+check-install: libflex $(addprefix $(BUILD)/,$(INSTALL_BINS))
+	@mkdir -p $(RESULTS)
+	@echo "install: libflex.sym"
+	@status=0; \
+	tests/install/check-sym $(LIBFLEX_SYM) $(LIBFLEX_SYM_VERSION) $(BUILD)/$(LIBFLEX_SO) \
+		$(LIBFLEX_OBJS) \
+		> $(RESULTS)/install-sym.tap || status=1; \
+	echo "install: make install"; \
+	tests/install/check-install "$(MAKE)" $(LIBFLEX_VERSION) > $(RESULTS)/install.tap || status=1; \
+	awk '/^(not ok|Bail out)/ { p = 1; print; next } /^ok / { p = 0 } p && /^#/' \
+		$(RESULTS)/install-sym.tap $(RESULTS)/install.tap; \
+	exit $$status
+
 demo: kmod tools
 	tools/flex-vm -- $(CURDIR)/$(BUILD)/flex-demo
 
 check: deps
 	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
 	-@$(MAKE) --no-print-directory check-unit
+	-@$(MAKE) --no-print-directory check-install
 	-@$(MAKE) --no-print-directory check-vm
 	@tools/tap-summary $(RESULTS)
 
