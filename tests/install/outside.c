@@ -21,7 +21,7 @@ static void check(int ret, int want, const char *call)
 	if (ret == want)
 		return;
 	fprintf(stderr, "outside: %s returned %d, expected %d: %s\n", call, ret, want,
-		flex_alloc_last_error());
+		flex_last_error());
 	exit(1);
 }
 
@@ -38,17 +38,18 @@ int main(void)
 	      "flex_region_source_new_memory");
 	check(flex_alloc_new(src, NULL, &a), 0, "flex_alloc_new");
 	flex_region_source_unref(src);
-	check(flex_alloc_alloc(a, 1000, FLEX_ALLOC_TENSOR, &index), 0, "flex_alloc_alloc");
-	check(flex_alloc_resolve(a, index, &va, &size), 0, "flex_alloc_resolve");
+	check(flex_alloc_block_alloc(a, 1000, FLEX_ALLOC_TENSOR, &index), 0, "flex_alloc_block_alloc");
+	check(flex_alloc_block_resolve(a, index, &va, &size), 0, "flex_alloc_block_resolve");
 	if (size != 1024) {
 		fprintf(stderr, "outside: a 1000-byte block is %llu bytes, expected 1024\n",
 			(unsigned long long)size);
 		return 1;
 	}
-	check(flex_alloc_free(a, index), 0, "flex_alloc_free");
-	check(flex_alloc_resolve(a, index, &gone, NULL), -ENOENT, "flex_alloc_resolve after free");
+	check(flex_alloc_block_free(a, index), 0, "flex_alloc_block_free");
+	check(flex_alloc_block_resolve(a, index, &gone, NULL), -ENOENT,
+	      "flex_alloc_block_resolve after free");
 	flex_alloc_destroy(a);
-	check(flex_manifest_parse("no-such-plan.json", &m, NULL, 0), -ENOENT, "flex_manifest_parse");
+	check(flex_manifest_new_from_file("no-such-plan.json", &m), -ENOENT, "flex_manifest_new_from_file");
 	printf("outside: allocated a %llu-byte block at region %llu + %llu, freed it\n",
 	       (unsigned long long)size, (unsigned long long)va.region_id,
 	       (unsigned long long)va.offset);
