@@ -30,14 +30,14 @@ PKGCONFIGDIR	?= $(LIBDIR)/pkgconfig
 INSTALL		?= install
 
 .PHONY: all help deps kmod libflex tools check check-unit check-vm check-debug \
-	check-install demo bench clean install uninstall
+	check-install check-checkpatch demo bench clean install uninstall
 
 all: kmod libflex tools
 
 help:
 	@echo "make            build kmod/flex.ko, libflex and the tools"
 	@echo "make deps       install the Debian packages the project needs"
-	@echo "make check      all tests: host unit and install tests, then the driver suite in the VM"
+	@echo "make check      all tests: host unit, install and checkpatch, then the driver suite in the VM"
 	@echo "make check-debug the VM suite under a KASAN/lockdep/kmemleak kernel"
 	@echo "make demo       the main job, in the VM"
 	@echo "make bench      the benchmarks"
@@ -47,6 +47,7 @@ help:
 	@echo "make install    libflex, libflex.pc, the tools and their man pages (PREFIX=, DESTDIR=)"
 	@echo "make uninstall  remove what make install installed (the same PREFIX=, DESTDIR=)"
 	@echo "make check-install  make install and uninstall in a scratch DESTDIR; libflex.sym"
+	@echo "make check-checkpatch  checkpatch.pl --strict on kmod/ (host)"
 
 deps: $(BUILD)/.deps-stamp
 $(BUILD)/.deps-stamp: tools/install-deps
@@ -121,6 +122,7 @@ check: deps
 	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
 	-@$(MAKE) --no-print-directory check-unit
 	-@$(MAKE) --no-print-directory check-install
+	-@$(MAKE) --no-print-directory check-checkpatch
 	-@$(MAKE) --no-print-directory check-vm
 	@tools/tap-summary $(RESULTS)
 

@@ -66,6 +66,21 @@ check-kernel-doc: | deps
 	fi; \
 	printf '1..1\nok 1 - uapi kernel-doc clean\n' > $$tap
 
+# checkpatch.pl --strict, from Debian's linux-source, on every kmod/ source:
+# a host lane of make check (checkpatch.tap, one case per file), after a
+# self-test proving it reports planted defects (checkpatch-selftest.tap).
+# Nothing is --ignore'd.
+.PHONY: check-checkpatch
+check-checkpatch: | deps
+	@mkdir -p $(RESULTS)
+	@echo "checkpatch: kmod/"
+	@status=0; \
+	tests/checkpatch-kmod --self-test > $(RESULTS)/checkpatch-selftest.tap || status=1; \
+	tests/checkpatch-kmod > $(RESULTS)/checkpatch.tap || status=1; \
+	awk '/^(not ok|Bail out)/ { p = 1; print; next } /^ok / { p = 0 } p && /^#/' \
+		$(RESULTS)/checkpatch-selftest.tap $(RESULTS)/checkpatch.tap; \
+	exit $$status
+
 $(KSFT_DIR)/%: tests/kselftest/%.c $(KSFT_COMMON) uapi/linux/flex.h uapi/linux/flex_isa.h | deps
 	@mkdir -p $(KSFT_DIR)
 	$(CC) $(CFLAGS_COMMON) -Wno-missing-prototypes -Wno-shadow -Wno-sign-compare -I$(KSFT_HARNESS) \
