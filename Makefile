@@ -57,6 +57,7 @@ $(BUILD)/.deps-stamp: tools/install-deps
 kmod: deps
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
+include tools/shared/shared.mk
 -include libflex/libflex.mk
 include tests/tests.mk
 include tools/flexctl/flexctl.mk
@@ -65,16 +66,21 @@ TOOLS		:= $(BUILD)/flex-demo $(BUILD)/flexctl
 
 tools: $(TOOLS)
 
-$(BUILD)/flex-demo: tools/flex-demo.c $(BUILD)/libflex.a | deps
-	$(CC) $(CFLAGS_COMMON) -o $@ $< $(BUILD)/libflex.a $(LDFLAGS_COMMON)
+$(BUILD)/flex-demo: tools/flex-demo.c tools/shared/tool.h $(TOOL_SHARED_LIB) $(BUILD)/libflex.a | deps
+	$(CC) $(CFLAGS_COMMON) $(TOOL_SHARED_CFLAGS) -o $@ $< $(TOOL_SHARED_LIB) $(BUILD)/libflex.a \
+		$(LDFLAGS_COMMON)
 
 # The plan generator (compiler stand-in) and the plan runner.
 tools: $(BUILD)/flex-plan-gen $(BUILD)/flex-run
-$(BUILD)/flex-plan-gen: tools/flex-plan-gen.c $(BUILD)/libflex.a | deps
-	$(CC) $(CFLAGS_COMMON) -o $@ $< $(BUILD)/libflex.a $(LDFLAGS_COMMON)
+$(BUILD)/flex-plan-gen: tools/flex-plan-gen.c tools/shared/tool.h $(TOOL_SHARED_LIB) \
+		$(BUILD)/libflex.a | deps
+	$(CC) $(CFLAGS_COMMON) $(TOOL_SHARED_CFLAGS) -o $@ $< $(TOOL_SHARED_LIB) $(BUILD)/libflex.a \
+		$(LDFLAGS_COMMON)
 FLEX_RUN_SRCS	:= $(wildcard tools/flex-run/*.c)
-$(BUILD)/flex-run: $(FLEX_RUN_SRCS) $(wildcard tools/flex-run/*.h) $(BUILD)/libflex.a | deps
-	$(CC) $(CFLAGS_COMMON) -Itools/flex-run -o $@ $(FLEX_RUN_SRCS) $(BUILD)/libflex.a $(LDFLAGS_COMMON)
+$(BUILD)/flex-run: $(FLEX_RUN_SRCS) $(wildcard tools/flex-run/*.h) tools/shared/tool.h \
+		$(TOOL_SHARED_LIB) $(BUILD)/libflex.a | deps
+	$(CC) $(CFLAGS_COMMON) -Itools/flex-run $(TOOL_SHARED_CFLAGS) -o $@ $(FLEX_RUN_SRCS) \
+		$(TOOL_SHARED_LIB) $(BUILD)/libflex.a $(LDFLAGS_COMMON)
 
 # ---- install ----
 # The kernel module, DKMS and udev rules are not installed yet.

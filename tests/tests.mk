@@ -21,9 +21,12 @@ kselftests: $(KSFT_BINS)
 KSFT_LIBFLEX	:= $(filter $(KSFT_DIR)/libflex_%,$(KSFT_BINS))
 $(KSFT_LIBFLEX): $(BUILD)/libflex.a
 $(KSFT_LIBFLEX): KSFT_LIBS := $(BUILD)/libflex.a
-# libflex_plan_test runs the tools end to end and builds in flex-run's npy.c.
+# libflex_plan_test runs the tools end to end and builds in flex-run's npy.c,
+# which uses the tools' shared helpers.
 $(KSFT_DIR)/libflex_plan_test: $(BUILD)/flex-plan-gen $(BUILD)/flex-run tools/flex-run/npy.c \
-	tools/flex-run/npy.h
+	tools/flex-run/npy.h tools/shared/tool.h $(TOOL_SHARED_LIB)
+$(KSFT_DIR)/libflex_plan_test: KSFT_CFLAGS = $(TOOL_SHARED_CFLAGS)
+$(KSFT_DIR)/libflex_plan_test: KSFT_LIBS += $(TOOL_SHARED_LIB)
 
 # compute_test's float references use fabs() and _Float16 conversions.
 $(KSFT_DIR)/compute_test: KSFT_LIBS = -lm
@@ -84,7 +87,7 @@ check-checkpatch: | deps
 $(KSFT_DIR)/%: tests/kselftest/%.c $(KSFT_COMMON) uapi/linux/flex.h uapi/linux/flex_isa.h | deps
 	@mkdir -p $(KSFT_DIR)
 	$(CC) $(CFLAGS_COMMON) -Wno-missing-prototypes -Wno-shadow -Wno-sign-compare -I$(KSFT_HARNESS) \
-		-Itests/kselftest -o $@ $< $(KSFT_LIBS) $(LDFLAGS_COMMON)
+		-Itests/kselftest $(KSFT_CFLAGS) -o $@ $< $(KSFT_LIBS) $(LDFLAGS_COMMON)
 
 # The documentation's worked examples, run by tests/kselftest/examples.sh.
 EXAMPLE_BINS	:= $(patsubst Documentation/flex/examples/%.c,$(BUILD)/examples/%,\
