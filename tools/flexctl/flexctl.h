@@ -4,7 +4,8 @@
  * the command files (one concern each: main.c the command table and help,
  * output.c tables and JSON, kmodctl.c the module through libkmod, sysfs.c
  * and vf.c the sysfs ABI, nl.c the flex generic netlink family, memmap.c
- * the memory-map picture).
+ * the memory-map picture). Helpers every flex tool uses are in
+ * tools/shared/tool.h.
  *
  * Every command builds its result as json-c objects; output.c prints them
  * either as a table for people or, with --json, as JSON for scripts, so the
@@ -19,6 +20,8 @@
 #include <stdio.h>
 
 #include <json.h>
+
+#include "tool.h"
 
 /* Exit statuses. */
 #define FLEXCTL_EXIT_OK		0
@@ -98,15 +101,6 @@ void out_fields(const struct flexctl *c, struct json_object *obj, const struct c
 		size_t ncols);
 /* @obj as pretty JSON and a newline. */
 void out_json(const struct flexctl *c, struct json_object *obj);
-/* "1.5 GiB"-style size into @buf. */
-const char *out_human_size(char *buf, size_t len, uint64_t bytes);
-
-/* Small json-c helpers: read a member with a default. */
-int64_t jget_int(struct json_object *o, const char *key, int64_t dflt);
-double jget_double(struct json_object *o, const char *key, double dflt);
-const char *jget_str(struct json_object *o, const char *key, const char *dflt);
-void jset_int(struct json_object *o, const char *key, int64_t v);
-void jset_str(struct json_object *o, const char *key, const char *v);
 
 /* ---- sysfs.c ---- */
 

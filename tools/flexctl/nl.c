@@ -129,19 +129,19 @@ static struct nla_policy entry_policy[FLEX_ENTRY_A_MAX + 1] = {
 static void put_u32(struct json_object *o, const char *key, struct nlattr *a)
 {
 	if (a)
-		jset_int(o, key, nla_get_u32(a));
+		tool_jset_int(o, key, nla_get_u32(a));
 }
 
 static void put_u64(struct json_object *o, const char *key, struct nlattr *a)
 {
 	if (a)
-		jset_int(o, key, (int64_t)nla_get_u64(a));
+		tool_jset_int(o, key, (int64_t)nla_get_u64(a));
 }
 
 static void put_str(struct json_object *o, const char *key, struct nlattr *a)
 {
 	if (a)
-		jset_str(o, key, nla_get_string(a));
+		tool_jset_str(o, key, nla_get_string(a));
 }
 
 /* "pf" or "vfM" for a function number. */
@@ -160,8 +160,8 @@ static void put_fn(struct json_object *o, struct nlattr *a)
 	if (!a)
 		return;
 	fn_name(nla_get_u32(a), name, sizeof(name));
-	jset_str(o, "function", name);
-	jset_int(o, "fn", nla_get_u32(a));
+	tool_jset_str(o, "function", name);
+	tool_jset_int(o, "fn", nla_get_u32(a));
 }
 
 /* Parse "pf" / "vfM" into a function number; -EINVAL otherwise. */
@@ -273,8 +273,8 @@ static struct json_object *parse_queue(struct nlattr *nest)
 	if (tb[FLEX_QUEUE_A_PRIORITY]) {
 		uint32_t p = nla_get_u32(tb[FLEX_QUEUE_A_PRIORITY]);
 
-		jset_int(o, "priority", p);
-		jset_str(o, "priority_name", p < 3 ? prio_names[p] : "unknown");
+		tool_jset_int(o, "priority", p);
+		tool_jset_str(o, "priority_name", p < 3 ? prio_names[p] : "unknown");
 	}
 	put_u32(o, "depth", tb[FLEX_QUEUE_A_DEPTH]);
 	put_u32(o, "pending", tb[FLEX_QUEUE_A_PENDING]);
@@ -293,12 +293,12 @@ static struct json_object *parse_queue(struct nlattr *nest)
 			if (ft[FLEX_FAULT_A_CODE]) {
 				uint32_t code = nla_get_u32(ft[FLEX_FAULT_A_CODE]);
 
-				jset_int(f, "code", code);
-				jset_str(f, "code_name", code < sizeof(fault_names) /
+				tool_jset_int(f, "code", code);
+				tool_jset_str(f, "code_name", code < sizeof(fault_names) /
 					 sizeof(fault_names[0]) ? fault_names[code] : "unknown");
 			}
 			if (ft[FLEX_FAULT_A_ERRNO])
-				jset_int(f, "errno", (int32_t)nla_get_u32(ft[FLEX_FAULT_A_ERRNO]));
+				tool_jset_int(f, "errno", (int32_t)nla_get_u32(ft[FLEX_FAULT_A_ERRNO]));
 			put_u64(f, "seqno", ft[FLEX_FAULT_A_SEQNO]);
 			put_u64(f, "user_data", ft[FLEX_FAULT_A_USER_DATA]);
 			put_u32(f, "opcode", ft[FLEX_FAULT_A_OPCODE]);
@@ -363,7 +363,7 @@ static struct json_object *parse_msg(struct nl_msg *msg, uint8_t *cmd)
 	/* "device" first in every object, for people reading the JSON. */
 	if (tb[FLEX_A_DEVICE_INDEX]) {
 		dev = json_object_new_object();
-		jset_int(dev, "device", nla_get_u32(tb[FLEX_A_DEVICE_INDEX]));
+		tool_jset_int(dev, "device", nla_get_u32(tb[FLEX_A_DEVICE_INDEX]));
 		json_object_object_foreach(o, k, v)
 			if (strcmp(k, "device"))
 				json_object_object_add(dev, k, json_object_get(v));
@@ -596,7 +596,7 @@ static void filter_pid(struct json_object *rows, int64_t pid)
 	if (pid < 0)
 		return;
 	for (size_t i = json_object_array_length(rows); i-- > 0;)
-		if (jget_int(json_object_array_get_idx(rows, i), "owner_pid", -1) != pid)
+		if (tool_jint(json_object_array_get_idx(rows, i), "owner_pid", -1) != pid)
 			json_object_array_del_idx(rows, i, 1);
 }
 
@@ -720,7 +720,7 @@ int cmd_devices(struct flexctl *c, int argc, char **argv)
 			for (size_t j = 0; f && j < json_object_array_length(f); j++) {
 				struct json_object *row = json_object_get(json_object_array_get_idx(f, j));
 
-				jset_int(row, "device", jget_int(d, "device", 0));
+				tool_jset_int(row, "device", tool_jint(d, "device", 0));
 				json_object_array_add(fns, row);
 			}
 		}
@@ -853,10 +853,10 @@ int cmd_queues(struct flexctl *c, int argc, char **argv)
 
 			if (f)
 				snprintf(text, sizeof(text), "fault %s at seqno %" PRId64,
-					 jget_str(f, "code_name", "?"), jget_int(f, "seqno", 0));
+					 tool_jstr(f, "code_name", "?"), tool_jint(f, "seqno", 0));
 			else
 				snprintf(text, sizeof(text), "ok");
-			jset_str(q, "fault_text", text);
+			tool_jset_str(q, "fault_text", text);
 		}
 		out_table(c, n.rows, queue_cols, sizeof(queue_cols) / sizeof(queue_cols[0]));
 	}
@@ -941,7 +941,7 @@ static void event_text(struct flexctl *c, uint8_t cmd, struct json_object *o, ch
 		       size_t len)
 {
 	struct json_object *f = json_object_object_get(o, "fault");
-	int64_t dev = jget_int(o, "device", 0);
+	int64_t dev = tool_jint(o, "device", 0);
 	char h1[32], h2[32];
 
 	switch (cmd) {
@@ -949,35 +949,35 @@ static void event_text(struct flexctl *c, uint8_t cmd, struct json_object *o, ch
 	case FLEX_CMD_REGION_RELEASED_NTF:
 		snprintf(buf, len, "flex%" PRId64 " %s: region %s: handle %" PRId64 ", region_id 0x%"
 			 PRIx64 ", size %s, owner %s (pid %" PRId64 ")", dev,
-			 jget_str(o, "function", "?"),
+			 tool_jstr(o, "function", "?"),
 			 cmd == FLEX_CMD_REGION_ACQUIRED_NTF ? "acquired" : "released",
-			 jget_int(o, "handle", -1), (uint64_t)jget_int(o, "region_id", 0),
-			 out_human_size(h1, sizeof(h1), jget_int(o, "size", 0)),
-			 jget_str(o, "owner_comm", "?"), jget_int(o, "owner_pid", -1));
+			 tool_jint(o, "handle", -1), (uint64_t)tool_jint(o, "region_id", 0),
+			 tool_size(h1, sizeof(h1), tool_jint(o, "size", 0)),
+			 tool_jstr(o, "owner_comm", "?"), tool_jint(o, "owner_pid", -1));
 		break;
 	case FLEX_CMD_QUEUE_FAULT_NTF:
 		snprintf(buf, len, "flex%" PRId64 " %s: queue fault: queue %" PRId64 " (handle %"
 			 PRId64 ") of %s (pid %" PRId64 "): %s (errno %" PRId64 ") at seqno %" PRId64
 			 ", opcode %" PRId64 ", insn %" PRId64 ", address 0x%" PRIx64 "+0x%" PRIx64,
-			 dev, jget_str(o, "function", "?"), jget_int(o, "queue_id", -1),
-			 jget_int(o, "handle", -1), jget_str(o, "owner_comm", "?"),
-			 jget_int(o, "owner_pid", -1), jget_str(f, "code_name", "?"),
-			 jget_int(f, "errno", 0), jget_int(f, "seqno", 0), jget_int(f, "opcode", 0),
-			 jget_int(f, "insn", 0), (uint64_t)jget_int(f, "region_id", 0),
-			 (uint64_t)jget_int(f, "offset", 0));
+			 dev, tool_jstr(o, "function", "?"), tool_jint(o, "queue_id", -1),
+			 tool_jint(o, "handle", -1), tool_jstr(o, "owner_comm", "?"),
+			 tool_jint(o, "owner_pid", -1), tool_jstr(f, "code_name", "?"),
+			 tool_jint(f, "errno", 0), tool_jint(f, "seqno", 0), tool_jint(f, "opcode", 0),
+			 tool_jint(f, "insn", 0), (uint64_t)tool_jint(f, "region_id", 0),
+			 (uint64_t)tool_jint(f, "offset", 0));
 		break;
 	case FLEX_CMD_VFS_ENABLED_NTF:
 		snprintf(buf, len, "flex%" PRId64 ": %" PRId64 " VFs enabled", dev,
-			 jget_int(o, "num_vfs", 0));
+			 tool_jint(o, "num_vfs", 0));
 		break;
 	case FLEX_CMD_VFS_DISABLED_NTF:
 		snprintf(buf, len, "flex%" PRId64 ": %" PRId64 " VFs disabled", dev,
-			 jget_int(o, "num_vfs", 0));
+			 tool_jint(o, "num_vfs", 0));
 		break;
 	case FLEX_CMD_BACKING_CAP_NTF:
 		snprintf(buf, len, "flex%" PRId64 ": host backing cap reached: %s resident of %s",
-			 dev, out_human_size(h1, sizeof(h1), jget_int(o, "resident", 0)),
-			 out_human_size(h2, sizeof(h2), jget_int(o, "backing_cap", 0)));
+			 dev, tool_size(h1, sizeof(h1), tool_jint(o, "resident", 0)),
+			 tool_size(h2, sizeof(h2), tool_jint(o, "backing_cap", 0)));
 		break;
 	default:
 		snprintf(buf, len, "flex%" PRId64 ": event %u", dev, cmd);
@@ -1003,9 +1003,9 @@ static int on_event(struct nl_msg *msg, void *arg)
 	snprintf(when + strlen(when), sizeof(when) - strlen(when), ".%03ldZ", ts.tv_nsec / 1000000);
 	if (c->json) {
 		ev = json_object_new_object();
-		jset_str(ev, "event", event_name(cmd) ? event_name(cmd) : "unknown");
-		jset_int(ev, "cmd", cmd);
-		jset_str(ev, "time", when);
+		tool_jset_str(ev, "event", event_name(cmd) ? event_name(cmd) : "unknown");
+		tool_jset_int(ev, "cmd", cmd);
+		tool_jset_str(ev, "time", when);
 		json_object_object_foreach(o, k, v)
 			json_object_object_add(ev, k, json_object_get(v));
 		fprintf(c->out, "%s\n", json_object_to_json_string_ext(ev, JSON_C_TO_STRING_PLAIN));
