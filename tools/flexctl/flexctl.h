@@ -3,9 +3,10 @@
  * flexctl: look into and operate the flex driver. Shared declarations of
  * the command files (one concern each: main.c the command table and help,
  * output.c tables and JSON, kmodctl.c the module through libkmod, sysfs.c
- * and vf.c the sysfs ABI, nl.c the flex generic netlink family, memmap.c
- * the memory-map picture). Helpers every flex tool uses are in
- * tools/shared/tool.h.
+ * and vf.c the sysfs ABI, memmap.c the memory-map picture; the flex generic
+ * netlink family in nlconn.c (the connection), nlattrs.c (messages into
+ * JSON), lists.c (the list commands) and monitor.c (events), which share
+ * flexnl.h). Helpers every flex tool uses are in tools/shared/tool.h.
  *
  * Every command builds its result as json-c objects; output.c prints them
  * either as a table for people or, with --json, as JSON for scripts, so the
@@ -132,18 +133,18 @@ int cmd_load(struct flexctl *c, int argc, char **argv);		/* kmodctl.c */
 int cmd_unload(struct flexctl *c, int argc, char **argv);	/* kmodctl.c */
 int cmd_vf(struct flexctl *c, int argc, char **argv);		/* vf.c */
 int cmd_memmap(struct flexctl *c, int argc, char **argv);	/* memmap_cmd.c */
-int cmd_devices(struct flexctl *c, int argc, char **argv);	/* nl.c */
-int cmd_regions(struct flexctl *c, int argc, char **argv);	/* nl.c */
-int cmd_queues(struct flexctl *c, int argc, char **argv);	/* nl.c */
-int cmd_table(struct flexctl *c, int argc, char **argv);	/* nl.c */
-int cmd_monitor(struct flexctl *c, int argc, char **argv);	/* nl.c */
+int cmd_devices(struct flexctl *c, int argc, char **argv);	/* lists.c */
+int cmd_regions(struct flexctl *c, int argc, char **argv);	/* lists.c */
+int cmd_queues(struct flexctl *c, int argc, char **argv);	/* lists.c */
+int cmd_table(struct flexctl *c, int argc, char **argv);	/* lists.c */
+int cmd_monitor(struct flexctl *c, int argc, char **argv);	/* monitor.c */
 
 /*
  * The live region list of device @dev (every function), as
  * `flexctl regions --json` prints it, for the memory map. -errno with a
  * message in @err.
  */
-int nl_region_list(struct flexctl *c, int dev, struct json_object **out, char *err,
-		   size_t errlen);
+int flexctl_nl_region_list(struct flexctl *c, int dev, struct json_object **out, char *err,
+			   size_t errlen);
 
 #endif /* FLEXCTL_H */

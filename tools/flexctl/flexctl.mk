@@ -5,6 +5,7 @@
 #
 #   make tools              builds $(BUILD)/flexctl among the tools
 #   tests/unit/test_memmap  links memmap.o (the report -> SVG code)
+#   tests/unit/test_nlattrs links nlattrs.o (netlink messages -> JSON)
 #   tests/kselftest/flexctl_test  runs $(BUILD)/flexctl, found next to its
 #                           own directory ($(KSFT_DIR)/../flexctl)
 
@@ -39,3 +40,12 @@ $(BUILD)/unit/test_memmap: tests/unit/test_memmap.c $(BUILD)/flexctl.o/memmap.o 
 # The VM test runs flexctl and parses its --json with json-c.
 $(KSFT_DIR)/flexctl_test: $(BUILD)/flexctl
 $(KSFT_DIR)/flexctl_test: KSFT_LIBS := $(shell pkg-config --libs json-c)
+
+# The netlink message reader, without a kernel: messages built with libnl.
+$(BUILD)/unit/test_nlattrs: tests/unit/test_nlattrs.c $(BUILD)/flexctl.o/nlattrs.o \
+		$(TOOL_SHARED_LIB) $(UNIT_HELPERS) $(UNIT_HDRS) $(BUILD)/libflex.a | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) -Itools/flexctl $(TOOL_SHARED_CFLAGS) \
+		$(shell pkg-config --cflags libnl-genl-3.0) -o $@ $< $(BUILD)/flexctl.o/nlattrs.o \
+		$(UNIT_HELPERS) $(TOOL_SHARED_LIB) $(BUILD)/libflex.a $(CHECK_LIBS) \
+		$(shell pkg-config --libs libnl-genl-3.0) $(LDFLAGS_COMMON)

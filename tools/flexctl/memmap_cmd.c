@@ -109,7 +109,7 @@ int cmd_memmap(struct flexctl *c, int argc, char **argv)
 		}
 	} else if (!no_live && flex_module_loaded(c)) {
 		/* Owners are a bonus: draw without them if the driver cannot say. */
-		if (nl_region_list(c, mo.device, &live, err, sizeof(err)))
+		if (flexctl_nl_region_list(c, mo.device, &live, err, sizeof(err)))
 			fprintf(c->err, "flexctl: warning: no region owners in the picture: %s\n", err);
 	}
 
