@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * flexctl: the flex family's messages (uapi/linux/flex_netlink.h) as json-c
- * objects. Every reply is parsed against a policy (genlmsg_parse,
- * nla_parse_nested), and attributes this flexctl does not know are
- * ignored, as the family's rules ask of readers.
+ * objects. Each attribute set is one table of fields: the attribute, its
+ * JSON key and what it holds. One walker reads every set from its table,
+ * and the parse policy (what each attribute must look like) comes from the
+ * same table, so the two cannot disagree. Attributes this flexctl does not
+ * know are ignored, as the family's rules ask of readers; an attribute too
+ * short for its type (libnl checks minimum lengths) makes its set unreadable.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,117 +19,162 @@
 
 #include "flexnl.h"
 
-/* ---- policies: what each attribute must look like ---- */
-
-static struct nla_policy top_policy[FLEX_A_MAX + 1] = {
-	[FLEX_A_DEVICE_INDEX] = { .type = NLA_U32 },
-	[FLEX_A_FN] = { .type = NLA_U32 },
-	[FLEX_A_REGION_HANDLE] = { .type = NLA_U32 },
-	[FLEX_A_QUEUE_HANDLE] = { .type = NLA_U32 },
-	[FLEX_A_TABLE_INDEX] = { .type = NLA_U32 },
-	[FLEX_A_DEVICE] = { .type = NLA_NESTED },
-	[FLEX_A_REGION] = { .type = NLA_NESTED },
-	[FLEX_A_QUEUE] = { .type = NLA_NESTED },
-	[FLEX_A_ENTRY] = { .type = NLA_NESTED },
-	[FLEX_A_NUM_VFS] = { .type = NLA_U32 },
+enum field_kind {
+	F_U32,		/* u32 */
+	F_U64,		/* u64 */
+	F_S32,		/* s32, carried as a u32 */
+	F_STR,		/* NUL-terminated string */
+	F_BOOL,		/* u8, as true or false; absent: no key */
+	F_FLAG,		/* u8, as true or false; absent: false */
+	F_FN,		/* u32 function number: "function" ("pf", "vfM") and "fn" */
+	F_LUT,		/* u32 lookup-table index; FLEX_NO_LUT_INDEX or absent: null */
+	F_ENUM,		/* u32, and its name (or "unknown") under .name_key */
+	F_NEST,		/* one nested set (.nest), as an object */
+	F_NESTS,	/* a nested set that repeats (.nest), as an array of objects */
 };
 
-static struct nla_policy dev_policy[FLEX_DEV_A_MAX + 1] = {
-	[FLEX_DEV_A_INDEX] = { .type = NLA_U32 },
-	[FLEX_DEV_A_NAME] = { .type = NLA_STRING },
-	[FLEX_DEV_A_CAPACITY] = { .type = NLA_U64 },
-	[FLEX_DEV_A_USED] = { .type = NLA_U64 },
-	[FLEX_DEV_A_FREE] = { .type = NLA_U64 },
-	[FLEX_DEV_A_LARGEST_FREE] = { .type = NLA_U64 },
-	[FLEX_DEV_A_RESIDENT] = { .type = NLA_U64 },
-	[FLEX_DEV_A_BACKING_CAP] = { .type = NLA_U64 },
-	[FLEX_DEV_A_REGION_ALIGN] = { .type = NLA_U64 },
-	[FLEX_DEV_A_TOTAL_VFS] = { .type = NLA_U32 },
-	[FLEX_DEV_A_NUM_VFS] = { .type = NLA_U32 },
-	[FLEX_DEV_A_PF_TABLE_SIZE] = { .type = NLA_U32 },
-	[FLEX_DEV_A_VF_TABLE_SIZE] = { .type = NLA_U32 },
-	[FLEX_DEV_A_FN] = { .type = NLA_NESTED },
+struct attr_set;
+
+struct field {
+	uint16_t attr;
+	enum field_kind kind;
+	const char *key;
+	const char *name_key;			/* F_ENUM */
+	const char *const *names;		/* F_ENUM, indexed by value */
+	unsigned int n_names;
+	const struct attr_set *nest;		/* F_NEST, F_NESTS */
 };
 
-static struct nla_policy fn_policy[FLEX_FN_A_MAX + 1] = {
-	[FLEX_FN_A_FN] = { .type = NLA_U32 },
-	[FLEX_FN_A_NAME] = { .type = NLA_STRING },
-	[FLEX_FN_A_TABLE_SIZE] = { .type = NLA_U32 },
-	[FLEX_FN_A_TABLE_USED] = { .type = NLA_U32 },
-	[FLEX_FN_A_OPEN_COUNT] = { .type = NLA_U32 },
+struct attr_set {
+	unsigned int maxattr;
+	const struct field *fields;
+	unsigned int n_fields;
 };
 
-static struct nla_policy region_policy[FLEX_REGION_A_MAX + 1] = {
-	[FLEX_REGION_A_HANDLE] = { .type = NLA_U32 },
-	[FLEX_REGION_A_FN] = { .type = NLA_U32 },
-	[FLEX_REGION_A_REGION_ID] = { .type = NLA_U64 },
-	[FLEX_REGION_A_PHYS] = { .type = NLA_U64 },
-	[FLEX_REGION_A_SIZE] = { .type = NLA_U64 },
-	[FLEX_REGION_A_RESIDENT] = { .type = NLA_U64 },
-	[FLEX_REGION_A_LUT_INDEX] = { .type = NLA_U32 },
-	[FLEX_REGION_A_MMAP_OFFSET] = { .type = NLA_U64 },
-	[FLEX_REGION_A_OWNER_PID] = { .type = NLA_U32 },
-	[FLEX_REGION_A_OWNER_COMM] = { .type = NLA_STRING },
+/* Every set's maxattr is below this (checked at build time, below). */
+#define MAXATTR 32
+
+#define FIELD(a, k, jk)	{ .attr = (a), .kind = (k), .key = (jk) }
+#define NEST(a, k, jk, set) { .attr = (a), .kind = (k), .key = (jk), .nest = (set) }
+#define SET(max, f) { .maxattr = (max), .fields = (f), .n_fields = sizeof(f) / sizeof((f)[0]) }
+#define ENUM(a, jk, nk, n) { .attr = (a), .kind = F_ENUM, .key = (jk), .name_key = (nk), \
+			     .names = (n), .n_names = sizeof(n) / sizeof((n)[0]) }
+
+_Static_assert(FLEX_A_MAX < MAXATTR && FLEX_DEV_A_MAX < MAXATTR && FLEX_FN_A_MAX < MAXATTR &&
+	       FLEX_REGION_A_MAX < MAXATTR && FLEX_QUEUE_A_MAX < MAXATTR &&
+	       FLEX_FAULT_A_MAX < MAXATTR && FLEX_ENTRY_A_MAX < MAXATTR,
+	       "an attribute set outgrew MAXATTR");
+
+static const char *const prio_names[] = { "low", "normal", "high" };
+static const char *const fault_names[] = {
+	"none", "unmapped", "out_of_bounds", "bad_program", "backing", "host", "dependency",
+	"limit",
 };
 
-static struct nla_policy queue_policy[FLEX_QUEUE_A_MAX + 1] = {
-	[FLEX_QUEUE_A_HANDLE] = { .type = NLA_U32 },
-	[FLEX_QUEUE_A_ID] = { .type = NLA_U32 },
-	[FLEX_QUEUE_A_FN] = { .type = NLA_U32 },
-	[FLEX_QUEUE_A_OWNER_PID] = { .type = NLA_U32 },
-	[FLEX_QUEUE_A_OWNER_COMM] = { .type = NLA_STRING },
-	[FLEX_QUEUE_A_PRIORITY] = { .type = NLA_U32 },
-	[FLEX_QUEUE_A_DEPTH] = { .type = NLA_U32 },
-	[FLEX_QUEUE_A_PENDING] = { .type = NLA_U32 },
-	[FLEX_QUEUE_A_SUBMITTED] = { .type = NLA_U64 },
-	[FLEX_QUEUE_A_COMPLETED] = { .type = NLA_U64 },
-	[FLEX_QUEUE_A_FAULTS] = { .type = NLA_U64 },
-	[FLEX_QUEUE_A_FAULTED] = { .type = NLA_U8 },
-	[FLEX_QUEUE_A_FAULT] = { .type = NLA_NESTED },
+static const struct field fn_fields[] = {
+	FIELD(FLEX_FN_A_NAME, F_STR, "name"),
+	FIELD(FLEX_FN_A_FN, F_FN, NULL),
+	FIELD(FLEX_FN_A_TABLE_SIZE, F_U32, "table_size"),
+	FIELD(FLEX_FN_A_TABLE_USED, F_U32, "table_used"),
+	FIELD(FLEX_FN_A_OPEN_COUNT, F_U32, "open_count"),
 };
+static const struct attr_set fn_set = SET(FLEX_FN_A_MAX, fn_fields);
 
-static struct nla_policy fault_policy[FLEX_FAULT_A_MAX + 1] = {
-	[FLEX_FAULT_A_CODE] = { .type = NLA_U32 },
-	[FLEX_FAULT_A_ERRNO] = { .type = NLA_U32 },	/* s32 */
-	[FLEX_FAULT_A_SEQNO] = { .type = NLA_U64 },
-	[FLEX_FAULT_A_USER_DATA] = { .type = NLA_U64 },
-	[FLEX_FAULT_A_OPCODE] = { .type = NLA_U32 },
-	[FLEX_FAULT_A_INSN] = { .type = NLA_U32 },
-	[FLEX_FAULT_A_REGION_ID] = { .type = NLA_U64 },
-	[FLEX_FAULT_A_OFFSET] = { .type = NLA_U64 },
-	[FLEX_FAULT_A_ADDR_VALID] = { .type = NLA_U8 },
+static const struct field dev_fields[] = {
+	FIELD(FLEX_DEV_A_INDEX, F_U32, "device"),
+	FIELD(FLEX_DEV_A_NAME, F_STR, "name"),
+	FIELD(FLEX_DEV_A_CAPACITY, F_U64, "capacity"),
+	FIELD(FLEX_DEV_A_USED, F_U64, "used"),
+	FIELD(FLEX_DEV_A_FREE, F_U64, "free"),
+	FIELD(FLEX_DEV_A_LARGEST_FREE, F_U64, "largest_free"),
+	FIELD(FLEX_DEV_A_RESIDENT, F_U64, "resident"),
+	FIELD(FLEX_DEV_A_BACKING_CAP, F_U64, "backing_cap"),
+	FIELD(FLEX_DEV_A_REGION_ALIGN, F_U64, "region_align"),
+	FIELD(FLEX_DEV_A_TOTAL_VFS, F_U32, "total_vfs"),
+	FIELD(FLEX_DEV_A_NUM_VFS, F_U32, "num_vfs"),
+	FIELD(FLEX_DEV_A_PF_TABLE_SIZE, F_U32, "pf_table_size"),
+	FIELD(FLEX_DEV_A_VF_TABLE_SIZE, F_U32, "vf_table_size"),
+	NEST(FLEX_DEV_A_FN, F_NESTS, "functions", &fn_set),
 };
+static const struct attr_set dev_set = SET(FLEX_DEV_A_MAX, dev_fields);
 
-static struct nla_policy entry_policy[FLEX_ENTRY_A_MAX + 1] = {
-	[FLEX_ENTRY_A_FN] = { .type = NLA_U32 },
-	[FLEX_ENTRY_A_INDEX] = { .type = NLA_U32 },
-	[FLEX_ENTRY_A_REGION_ID] = { .type = NLA_U64 },
-	[FLEX_ENTRY_A_PHYS] = { .type = NLA_U64 },
-	[FLEX_ENTRY_A_SIZE] = { .type = NLA_U64 },
-	[FLEX_ENTRY_A_HANDLE] = { .type = NLA_U32 },
-	[FLEX_ENTRY_A_OWNER_PID] = { .type = NLA_U32 },
-	[FLEX_ENTRY_A_OWNER_COMM] = { .type = NLA_STRING },
+static const struct field region_fields[] = {
+	FIELD(FLEX_REGION_A_FN, F_FN, NULL),
+	FIELD(FLEX_REGION_A_HANDLE, F_U32, "handle"),
+	FIELD(FLEX_REGION_A_REGION_ID, F_U64, "region_id"),
+	FIELD(FLEX_REGION_A_PHYS, F_U64, "phys_addr"),
+	FIELD(FLEX_REGION_A_SIZE, F_U64, "size"),
+	FIELD(FLEX_REGION_A_RESIDENT, F_U64, "resident"),
+	FIELD(FLEX_REGION_A_LUT_INDEX, F_LUT, "lut_index"),
+	FIELD(FLEX_REGION_A_MMAP_OFFSET, F_U64, "mmap_offset"),
+	FIELD(FLEX_REGION_A_OWNER_PID, F_U32, "owner_pid"),
+	FIELD(FLEX_REGION_A_OWNER_COMM, F_STR, "owner_comm"),
 };
+static const struct attr_set region_set = SET(FLEX_REGION_A_MAX, region_fields);
 
-/* ---- attribute -> json helpers ---- */
+static const struct field fault_fields[] = {
+	ENUM(FLEX_FAULT_A_CODE, "code", "code_name", fault_names),
+	FIELD(FLEX_FAULT_A_ERRNO, F_S32, "errno"),
+	FIELD(FLEX_FAULT_A_SEQNO, F_U64, "seqno"),
+	FIELD(FLEX_FAULT_A_USER_DATA, F_U64, "user_data"),
+	FIELD(FLEX_FAULT_A_OPCODE, F_U32, "opcode"),
+	FIELD(FLEX_FAULT_A_INSN, F_U32, "insn"),
+	FIELD(FLEX_FAULT_A_REGION_ID, F_U64, "region_id"),
+	FIELD(FLEX_FAULT_A_OFFSET, F_U64, "offset"),
+	FIELD(FLEX_FAULT_A_ADDR_VALID, F_BOOL, "addr_valid"),
+};
+static const struct attr_set fault_set = SET(FLEX_FAULT_A_MAX, fault_fields);
 
-static void put_u32(struct json_object *o, const char *key, struct nlattr *a)
-{
-	if (a)
-		tool_jset_int(o, key, nla_get_u32(a));
-}
+static const struct field queue_fields[] = {
+	FIELD(FLEX_QUEUE_A_FN, F_FN, NULL),
+	FIELD(FLEX_QUEUE_A_HANDLE, F_U32, "handle"),
+	FIELD(FLEX_QUEUE_A_ID, F_U32, "queue_id"),
+	FIELD(FLEX_QUEUE_A_OWNER_PID, F_U32, "owner_pid"),
+	FIELD(FLEX_QUEUE_A_OWNER_COMM, F_STR, "owner_comm"),
+	ENUM(FLEX_QUEUE_A_PRIORITY, "priority", "priority_name", prio_names),
+	FIELD(FLEX_QUEUE_A_DEPTH, F_U32, "depth"),
+	FIELD(FLEX_QUEUE_A_PENDING, F_U32, "pending"),
+	FIELD(FLEX_QUEUE_A_SUBMITTED, F_U64, "submitted"),
+	FIELD(FLEX_QUEUE_A_COMPLETED, F_U64, "completed"),
+	FIELD(FLEX_QUEUE_A_FAULTS, F_U64, "faults"),
+	FIELD(FLEX_QUEUE_A_FAULTED, F_FLAG, "faulted"),
+	NEST(FLEX_QUEUE_A_FAULT, F_NEST, "fault", &fault_set),
+};
+static const struct attr_set queue_set = SET(FLEX_QUEUE_A_MAX, queue_fields);
 
-static void put_u64(struct json_object *o, const char *key, struct nlattr *a)
-{
-	if (a)
-		tool_jset_int(o, key, (int64_t)nla_get_u64(a));
-}
+static const struct field entry_fields[] = {
+	FIELD(FLEX_ENTRY_A_FN, F_FN, NULL),
+	FIELD(FLEX_ENTRY_A_INDEX, F_U32, "index"),
+	FIELD(FLEX_ENTRY_A_REGION_ID, F_U64, "region_id"),
+	FIELD(FLEX_ENTRY_A_PHYS, F_U64, "phys_addr"),
+	FIELD(FLEX_ENTRY_A_SIZE, F_U64, "size"),
+	FIELD(FLEX_ENTRY_A_HANDLE, F_U32, "handle"),
+	FIELD(FLEX_ENTRY_A_OWNER_PID, F_U32, "owner_pid"),
+	FIELD(FLEX_ENTRY_A_OWNER_COMM, F_STR, "owner_comm"),
+};
+static const struct attr_set entry_set = SET(FLEX_ENTRY_A_MAX, entry_fields);
 
-static void put_str(struct json_object *o, const char *key, struct nlattr *a)
-{
-	if (a)
-		tool_jset_str(o, key, nla_get_string(a));
-}
+/*
+ * The top level of a reply or event. The selectors are request-only, but
+ * typed here too: a reply carrying one of the wrong type is malformed.
+ * flexctl_nl_parse_msg() places "device" and the object nest itself.
+ */
+static const struct field top_fields[] = {
+	FIELD(FLEX_A_DEVICE_INDEX, F_U32, "device"),
+	FIELD(FLEX_A_FN, F_U32, NULL),
+	FIELD(FLEX_A_REGION_HANDLE, F_U32, NULL),
+	FIELD(FLEX_A_QUEUE_HANDLE, F_U32, NULL),
+	FIELD(FLEX_A_TABLE_INDEX, F_U32, NULL),
+	NEST(FLEX_A_DEVICE, F_NEST, NULL, &dev_set),
+	NEST(FLEX_A_REGION, F_NEST, NULL, &region_set),
+	NEST(FLEX_A_QUEUE, F_NEST, NULL, &queue_set),
+	NEST(FLEX_A_ENTRY, F_NEST, NULL, &entry_set),
+	FIELD(FLEX_A_NUM_VFS, F_U32, "num_vfs"),
+};
+static const struct attr_set top_set = SET(FLEX_A_MAX, top_fields);
+
+/* A message carries at most one of these objects. */
+static const uint16_t object_attrs[] = { FLEX_A_DEVICE, FLEX_A_REGION, FLEX_A_QUEUE, FLEX_A_ENTRY };
 
 void flexctl_fn_name(uint32_t fn, char *buf, size_t len)
 {
@@ -134,17 +182,6 @@ void flexctl_fn_name(uint32_t fn, char *buf, size_t len)
 		snprintf(buf, len, "pf");
 	else
 		snprintf(buf, len, "vf%u", fn - 1);
-}
-
-static void put_fn(struct json_object *o, struct nlattr *a)
-{
-	char name[16];
-
-	if (!a)
-		return;
-	flexctl_fn_name(nla_get_u32(a), name, sizeof(name));
-	tool_jset_str(o, "function", name);
-	tool_jset_int(o, "fn", nla_get_u32(a));
 }
 
 int flexctl_parse_fn(const char *s, uint32_t *fn)
@@ -163,190 +200,149 @@ int flexctl_parse_fn(const char *s, uint32_t *fn)
 	return -EINVAL;
 }
 
-static struct json_object *parse_device(struct nlattr *nest)
+/* The libnl policy of @set, from its table. */
+static void set_policy(const struct attr_set *set, struct nla_policy *pol)
 {
-	struct nlattr *tb[FLEX_DEV_A_MAX + 1], *a;
-	struct json_object *o, *fns;
+	static const uint16_t type[] = {
+		[F_U32] = NLA_U32, [F_U64] = NLA_U64, [F_S32] = NLA_U32, [F_STR] = NLA_STRING,
+		[F_BOOL] = NLA_U8, [F_FLAG] = NLA_U8, [F_FN] = NLA_U32, [F_LUT] = NLA_U32,
+		[F_ENUM] = NLA_U32, [F_NEST] = NLA_NESTED, [F_NESTS] = NLA_NESTED,
+	};
+
+	memset(pol, 0, (set->maxattr + 1) * sizeof(*pol));
+	for (unsigned int i = 0; i < set->n_fields; i++)
+		pol[set->fields[i].attr].type = type[set->fields[i].kind];
+}
+
+/* @tb[0..set->maxattr] from the attributes of @nest. */
+static int parse_set(const struct attr_set *set, struct nlattr *nest, struct nlattr **tb)
+{
+	struct nla_policy pol[MAXATTR + 1];
+
+	set_policy(set, pol);
+	return nla_parse_nested(tb, (int)set->maxattr, nest, pol);
+}
+
+static struct json_object *set_json(const struct attr_set *set, struct nlattr *nest);
+
+/* One field of @set into @o; @nest is the set's own attribute (for F_NESTS). */
+static void put_field(struct json_object *o, const struct field *f, struct nlattr *a,
+		      struct nlattr *nest)
+{
+	struct json_object *child;
+	struct nlattr *pos;
+	char name[16];
+	uint32_t v;
 	int rem;
 
-	if (nla_parse_nested(tb, FLEX_DEV_A_MAX, nest, dev_policy) < 0)
-		return NULL;
-	o = json_object_new_object();
-	put_u32(o, "device", tb[FLEX_DEV_A_INDEX]);
-	put_str(o, "name", tb[FLEX_DEV_A_NAME]);
-	put_u64(o, "capacity", tb[FLEX_DEV_A_CAPACITY]);
-	put_u64(o, "used", tb[FLEX_DEV_A_USED]);
-	put_u64(o, "free", tb[FLEX_DEV_A_FREE]);
-	put_u64(o, "largest_free", tb[FLEX_DEV_A_LARGEST_FREE]);
-	put_u64(o, "resident", tb[FLEX_DEV_A_RESIDENT]);
-	put_u64(o, "backing_cap", tb[FLEX_DEV_A_BACKING_CAP]);
-	put_u64(o, "region_align", tb[FLEX_DEV_A_REGION_ALIGN]);
-	put_u32(o, "total_vfs", tb[FLEX_DEV_A_TOTAL_VFS]);
-	put_u32(o, "num_vfs", tb[FLEX_DEV_A_NUM_VFS]);
-	put_u32(o, "pf_table_size", tb[FLEX_DEV_A_PF_TABLE_SIZE]);
-	put_u32(o, "vf_table_size", tb[FLEX_DEV_A_VF_TABLE_SIZE]);
-	if (!tb[FLEX_DEV_A_FN])
-		return o;
-	/* FLEX_DEV_A_FN repeats: walk the nest's siblings of that type. */
-	fns = json_object_new_array();
-	nla_for_each_nested(a, nest, rem) {
-		struct nlattr *ft[FLEX_FN_A_MAX + 1];
-		struct json_object *f;
+	if (!a && f->kind != F_FLAG && f->kind != F_LUT)
+		return;
+	switch (f->kind) {
+	case F_U32:
+		tool_jset_int(o, f->key, nla_get_u32(a));
+		break;
+	case F_U64:
+		tool_jset_int(o, f->key, (int64_t)nla_get_u64(a));
+		break;
+	case F_S32:
+		tool_jset_int(o, f->key, (int32_t)nla_get_u32(a));
+		break;
+	case F_STR:
+		tool_jset_str(o, f->key, nla_get_string(a));
+		break;
+	case F_BOOL:
+	case F_FLAG:
+		json_object_object_add(o, f->key, json_object_new_boolean(a && nla_get_u8(a)));
+		break;
+	case F_FN:
+		flexctl_fn_name(nla_get_u32(a), name, sizeof(name));
+		tool_jset_str(o, "function", name);
+		tool_jset_int(o, "fn", nla_get_u32(a));
+		break;
+	case F_LUT:
+		if (a && nla_get_u32(a) != FLEX_NO_LUT_INDEX)
+			tool_jset_int(o, f->key, nla_get_u32(a));
+		else
+			json_object_object_add(o, f->key, NULL);
+		break;
+	case F_ENUM:
+		v = nla_get_u32(a);
+		tool_jset_int(o, f->key, v);
+		tool_jset_str(o, f->name_key, v < f->n_names ? f->names[v] : "unknown");
+		break;
+	case F_NEST:
+		child = set_json(f->nest, a);
+		if (child)
+			json_object_object_add(o, f->key, child);
+		break;
+	case F_NESTS:
+		child = json_object_new_array();
+		nla_for_each_nested(pos, nest, rem) {
+			struct json_object *one;
 
-		if (nla_type(a) != FLEX_DEV_A_FN ||
-		    nla_parse_nested(ft, FLEX_FN_A_MAX, a, fn_policy) < 0)
-			continue;
-		f = json_object_new_object();
-		put_str(f, "name", ft[FLEX_FN_A_NAME]);
-		put_fn(f, ft[FLEX_FN_A_FN]);
-		put_u32(f, "table_size", ft[FLEX_FN_A_TABLE_SIZE]);
-		put_u32(f, "table_used", ft[FLEX_FN_A_TABLE_USED]);
-		put_u32(f, "open_count", ft[FLEX_FN_A_OPEN_COUNT]);
-		json_object_array_add(fns, f);
-	}
-	json_object_object_add(o, "functions", fns);
-	return o;
-}
-
-static struct json_object *parse_region(struct nlattr *nest)
-{
-	struct nlattr *tb[FLEX_REGION_A_MAX + 1];
-	struct json_object *o;
-
-	if (nla_parse_nested(tb, FLEX_REGION_A_MAX, nest, region_policy) < 0)
-		return NULL;
-	o = json_object_new_object();
-	put_fn(o, tb[FLEX_REGION_A_FN]);
-	put_u32(o, "handle", tb[FLEX_REGION_A_HANDLE]);
-	put_u64(o, "region_id", tb[FLEX_REGION_A_REGION_ID]);
-	put_u64(o, "phys_addr", tb[FLEX_REGION_A_PHYS]);
-	put_u64(o, "size", tb[FLEX_REGION_A_SIZE]);
-	put_u64(o, "resident", tb[FLEX_REGION_A_RESIDENT]);
-	if (tb[FLEX_REGION_A_LUT_INDEX] &&
-	    nla_get_u32(tb[FLEX_REGION_A_LUT_INDEX]) != FLEX_NO_LUT_INDEX)
-		put_u32(o, "lut_index", tb[FLEX_REGION_A_LUT_INDEX]);
-	else
-		json_object_object_add(o, "lut_index", NULL);
-	put_u64(o, "mmap_offset", tb[FLEX_REGION_A_MMAP_OFFSET]);
-	put_u32(o, "owner_pid", tb[FLEX_REGION_A_OWNER_PID]);
-	put_str(o, "owner_comm", tb[FLEX_REGION_A_OWNER_COMM]);
-	return o;
-}
-
-static const char *const prio_names[] = { "low", "normal", "high" };
-static const char *const fault_names[] = {
-	"none", "unmapped", "out_of_bounds", "bad_program", "backing", "host", "dependency",
-	"limit",
-};
-
-static struct json_object *parse_queue(struct nlattr *nest)
-{
-	struct nlattr *tb[FLEX_QUEUE_A_MAX + 1];
-	struct json_object *o;
-
-	if (nla_parse_nested(tb, FLEX_QUEUE_A_MAX, nest, queue_policy) < 0)
-		return NULL;
-	o = json_object_new_object();
-	put_fn(o, tb[FLEX_QUEUE_A_FN]);
-	put_u32(o, "handle", tb[FLEX_QUEUE_A_HANDLE]);
-	put_u32(o, "queue_id", tb[FLEX_QUEUE_A_ID]);
-	put_u32(o, "owner_pid", tb[FLEX_QUEUE_A_OWNER_PID]);
-	put_str(o, "owner_comm", tb[FLEX_QUEUE_A_OWNER_COMM]);
-	if (tb[FLEX_QUEUE_A_PRIORITY]) {
-		uint32_t p = nla_get_u32(tb[FLEX_QUEUE_A_PRIORITY]);
-
-		tool_jset_int(o, "priority", p);
-		tool_jset_str(o, "priority_name", p < 3 ? prio_names[p] : "unknown");
-	}
-	put_u32(o, "depth", tb[FLEX_QUEUE_A_DEPTH]);
-	put_u32(o, "pending", tb[FLEX_QUEUE_A_PENDING]);
-	put_u64(o, "submitted", tb[FLEX_QUEUE_A_SUBMITTED]);
-	put_u64(o, "completed", tb[FLEX_QUEUE_A_COMPLETED]);
-	put_u64(o, "faults", tb[FLEX_QUEUE_A_FAULTS]);
-	json_object_object_add(o, "faulted", json_object_new_boolean(
-		tb[FLEX_QUEUE_A_FAULTED] && nla_get_u8(tb[FLEX_QUEUE_A_FAULTED])));
-	if (tb[FLEX_QUEUE_A_FAULT]) {
-		struct nlattr *ft[FLEX_FAULT_A_MAX + 1];
-		struct json_object *f;
-
-		if (nla_parse_nested(ft, FLEX_FAULT_A_MAX, tb[FLEX_QUEUE_A_FAULT],
-				     fault_policy) == 0) {
-			f = json_object_new_object();
-			if (ft[FLEX_FAULT_A_CODE]) {
-				uint32_t code = nla_get_u32(ft[FLEX_FAULT_A_CODE]);
-
-				tool_jset_int(f, "code", code);
-				tool_jset_str(f, "code_name", code < sizeof(fault_names) /
-					 sizeof(fault_names[0]) ? fault_names[code] : "unknown");
-			}
-			if (ft[FLEX_FAULT_A_ERRNO])
-				tool_jset_int(f, "errno", (int32_t)nla_get_u32(ft[FLEX_FAULT_A_ERRNO]));
-			put_u64(f, "seqno", ft[FLEX_FAULT_A_SEQNO]);
-			put_u64(f, "user_data", ft[FLEX_FAULT_A_USER_DATA]);
-			put_u32(f, "opcode", ft[FLEX_FAULT_A_OPCODE]);
-			put_u32(f, "insn", ft[FLEX_FAULT_A_INSN]);
-			put_u64(f, "region_id", ft[FLEX_FAULT_A_REGION_ID]);
-			put_u64(f, "offset", ft[FLEX_FAULT_A_OFFSET]);
-			if (ft[FLEX_FAULT_A_ADDR_VALID])
-				json_object_object_add(f, "addr_valid", json_object_new_boolean(
-					nla_get_u8(ft[FLEX_FAULT_A_ADDR_VALID])));
-			json_object_object_add(o, "fault", f);
+			if (nla_type(pos) != f->attr)
+				continue;
+			one = set_json(f->nest, pos);
+			if (one)
+				json_object_array_add(child, one);
 		}
+		json_object_object_add(o, f->key, child);
+		break;
 	}
-	return o;
 }
 
-static struct json_object *parse_entry(struct nlattr *nest)
+/* The attributes of @nest as an object, in @set's order; NULL if malformed. */
+static struct json_object *set_json(const struct attr_set *set, struct nlattr *nest)
 {
-	struct nlattr *tb[FLEX_ENTRY_A_MAX + 1];
+	struct nlattr *tb[MAXATTR + 1];
 	struct json_object *o;
 
-	if (nla_parse_nested(tb, FLEX_ENTRY_A_MAX, nest, entry_policy) < 0)
+	if (parse_set(set, nest, tb) < 0)
 		return NULL;
 	o = json_object_new_object();
-	put_fn(o, tb[FLEX_ENTRY_A_FN]);
-	put_u32(o, "index", tb[FLEX_ENTRY_A_INDEX]);
-	put_u64(o, "region_id", tb[FLEX_ENTRY_A_REGION_ID]);
-	put_u64(o, "phys_addr", tb[FLEX_ENTRY_A_PHYS]);
-	put_u64(o, "size", tb[FLEX_ENTRY_A_SIZE]);
-	put_u32(o, "handle", tb[FLEX_ENTRY_A_HANDLE]);
-	put_u32(o, "owner_pid", tb[FLEX_ENTRY_A_OWNER_PID]);
-	put_str(o, "owner_comm", tb[FLEX_ENTRY_A_OWNER_COMM]);
+	for (unsigned int i = 0; i < set->n_fields; i++)
+		put_field(o, &set->fields[i], tb[set->fields[i].attr], nest);
 	return o;
 }
 
 struct json_object *flexctl_nl_parse_msg(struct nl_msg *msg, uint8_t *cmd)
 {
 	struct nlmsghdr *nlh = nlmsg_hdr(msg);
-	struct genlmsghdr *gh = genlmsg_hdr(nlh);
-	struct nlattr *tb[FLEX_A_MAX + 1];
-	struct json_object *o = NULL, *dev;
+	struct nlattr *tb[MAXATTR + 1];
+	struct nla_policy pol[MAXATTR + 1];
+	struct json_object *o, *obj = NULL;
 
-	if (genlmsg_parse(nlh, 0, tb, FLEX_A_MAX, top_policy) < 0)
+	set_policy(&top_set, pol);
+	if (genlmsg_parse(nlh, 0, tb, FLEX_A_MAX, pol) < 0)
 		return NULL;
-	*cmd = gh->cmd;
-	if (tb[FLEX_A_DEVICE])
-		o = parse_device(tb[FLEX_A_DEVICE]);
-	else if (tb[FLEX_A_REGION])
-		o = parse_region(tb[FLEX_A_REGION]);
-	else if (tb[FLEX_A_QUEUE])
-		o = parse_queue(tb[FLEX_A_QUEUE]);
-	else if (tb[FLEX_A_ENTRY])
-		o = parse_entry(tb[FLEX_A_ENTRY]);
-	else if (tb[FLEX_A_NUM_VFS] || tb[FLEX_A_DEVICE_INDEX])
-		o = json_object_new_object();
-	if (!o)
-		return NULL;
-	put_u32(o, "num_vfs", tb[FLEX_A_NUM_VFS]);
-	/* "device" first in every object, for people reading the JSON. */
-	if (tb[FLEX_A_DEVICE_INDEX]) {
-		dev = json_object_new_object();
-		tool_jset_int(dev, "device", nla_get_u32(tb[FLEX_A_DEVICE_INDEX]));
-		json_object_object_foreach(o, k, v)
-			if (strcmp(k, "device"))
-				json_object_object_add(dev, k, json_object_get(v));
-		json_object_put(o);
-		o = dev;
+	*cmd = genlmsg_hdr(nlh)->cmd;
+	for (unsigned int i = 0; i < sizeof(object_attrs) / sizeof(object_attrs[0]); i++) {
+		const struct field *f = NULL;
+
+		if (!tb[object_attrs[i]])
+			continue;
+		for (unsigned int j = 0; j < top_set.n_fields; j++)
+			if (top_fields[j].attr == object_attrs[i])
+				f = &top_fields[j];
+		obj = set_json(f->nest, tb[object_attrs[i]]);
+		if (!obj)
+			return NULL;
+		break;
 	}
+	if (!obj && !tb[FLEX_A_NUM_VFS] && !tb[FLEX_A_DEVICE_INDEX])
+		return NULL;
+
+	/* "device" first in every object, for people reading the JSON. */
+	o = json_object_new_object();
+	if (tb[FLEX_A_DEVICE_INDEX])
+		tool_jset_int(o, "device", nla_get_u32(tb[FLEX_A_DEVICE_INDEX]));
+	if (obj) {
+		json_object_object_foreach(obj, k, v)
+			if (strcmp(k, "device") || !tb[FLEX_A_DEVICE_INDEX])
+				json_object_object_add(o, k, json_object_get(v));
+		json_object_put(obj);
+	}
+	if (tb[FLEX_A_NUM_VFS])
+		tool_jset_int(o, "num_vfs", nla_get_u32(tb[FLEX_A_NUM_VFS]));
 	return o;
 }
