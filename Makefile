@@ -44,7 +44,8 @@ help:
 	@echo "make fuzz       the fuzzer (FUZZ_SECONDS=, FUZZ_SEED=, FUZZ_KERNEL=debug) and trinity, in the VM"
 	@echo "make soak       the soak (SOAK_SECONDS=) in the VM"
 	@echo "make faults     kills, races and unload cycles in the VM (faults-debug: with fault injection)"
-	@echo "make install    libflex, libflex.pc, the tools and their man pages (PREFIX=, DESTDIR=)"
+	@echo "make install    libflex, libflex.pc, the tools, their man pages, the module (DKMS)"
+	@echo "                and its udev rules (PREFIX=, DESTDIR=, KVER=, DKMS=, UDEVRULESDIR=)"
 	@echo "make uninstall  remove what make install installed (the same PREFIX=, DESTDIR=)"
 	@echo "make check-install  make install and uninstall in a scratch DESTDIR; libflex.sym"
 	@echo "make check-checkpatch  checkpatch.pl --strict on kmod/ (host)"
@@ -61,6 +62,7 @@ include tools/shared/shared.mk
 -include libflex/libflex.mk
 include tests/tests.mk
 include tools/flexctl/flexctl.mk
+include tools/dkms/module.mk
 
 TOOLS		:= $(BUILD)/flex-demo $(BUILD)/flexctl
 
@@ -83,14 +85,15 @@ $(BUILD)/flex-run: $(FLEX_RUN_SRCS) $(wildcard tools/flex-run/*.h) tools/shared/
 		$(TOOL_SHARED_LIB) $(BUILD)/libflex.a $(LDFLAGS_COMMON)
 
 # ---- install ----
-# The kernel module, DKMS and udev rules are not installed yet.
+# The module (through DKMS when dkms is there) and the udev rules are in
+# tools/dkms/module.mk.
 INSTALL_BINS	:= flexctl flex-run flex-plan-gen
 INSTALL_MAN1	:= Documentation/man/flex-run.1 Documentation/man/flex-plan-gen.1
 INSTALL_MAN8	:= Documentation/man/flexctl.8
 
 .PHONY: install-tools uninstall-tools install-man uninstall-man
-install: install-lib install-tools install-man
-uninstall: uninstall-lib uninstall-tools uninstall-man
+install: install-lib install-tools install-man install-module install-udev
+uninstall: uninstall-lib uninstall-tools uninstall-man uninstall-module uninstall-udev
 
 install-tools: $(addprefix $(BUILD)/,$(INSTALL_BINS))
 	$(INSTALL) -d $(DESTDIR)$(BINDIR)
