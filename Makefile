@@ -119,7 +119,7 @@ check-install: libflex $(addprefix $(BUILD)/,$(INSTALL_BINS))
 		$(LIBFLEX_OBJS) \
 		> $(RESULTS)/install-sym.tap || status=1; \
 	echo "install: make install"; \
-	tests/install/check-install "$(MAKE)" $(LIBFLEX_VERSION) > $(RESULTS)/install.tap || status=1; \
+	tests/install/check-install "$(MAKE)" $(LIBFLEX_VERSION) $(KVER) > $(RESULTS)/install.tap || status=1; \
 	awk '/^(not ok|Bail out)/ { p = 1; print; next } /^ok / { p = 0 } p && /^#/' \
 		$(RESULTS)/install-sym.tap $(RESULTS)/install.tap; \
 	exit $$status
