@@ -151,8 +151,8 @@ check-debug: deps kselftests
 # that need no fault injection) and in `make check-debug` (a 25 s soak; the
 # fault-injection cases too). `make soak` and `make faults` run one alone.
 SOAK_SECONDS	?= 60
-LANE_CFLAGS	 = $(CFLAGS_COMMON) -Itests/soak
-LANE_DEPS	:= tests/soak/flex_lane.h uapi/linux/flex.h uapi/linux/flex_isa.h
+LANE_CFLAGS	 = $(CFLAGS_COMMON) -Itests/soak -Itests/kselftest
+LANE_DEPS	:= tests/soak/flex_lane.h $(KSFT_COMMON) uapi/linux/flex.h uapi/linux/flex_isa.h
 LANE_BINS	:= $(KSFT_DIR)/flex_soak $(KSFT_DIR)/flex_faults
 
 kselftests: $(LANE_BINS)
@@ -223,10 +223,10 @@ FUZZ_ARGS	?=
 TRINITY_SYSCALLS ?= 20000
 TRINITY_SECONDS	?= 30
 
-$(FUZZ_BIN): $(FUZZ_SRCS) tests/fuzz/fuzz.h uapi/linux/flex.h uapi/linux/flex_isa.h \
-	uapi/linux/flex_netlink.h | deps
+$(FUZZ_BIN): $(FUZZ_SRCS) tests/fuzz/fuzz.h tests/kselftest/flex_sysfs.h uapi/linux/flex.h \
+	uapi/linux/flex_isa.h uapi/linux/flex_netlink.h | deps
 	@mkdir -p $(FUZZ_DIR)
-	$(CC) $(CFLAGS_COMMON) -o $@ $(FUZZ_SRCS) \
+	$(CC) $(CFLAGS_COMMON) -Itests/kselftest -o $@ $(FUZZ_SRCS) \
 		$(shell pkg-config --cflags --libs libnl-genl-3.0) $(LDFLAGS_COMMON)
 
 # run-all runs every program in $(KSFT_DIR). Not trinity: under the debug
