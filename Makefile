@@ -30,7 +30,7 @@ PKGCONFIGDIR	?= $(LIBDIR)/pkgconfig
 INSTALL		?= install
 
 .PHONY: all help deps kmod libflex tools check check-unit check-vm check-debug \
-	check-install check-checkpatch demo bench clean install uninstall
+	check-install check-checkpatch check-dkms demo bench clean install uninstall
 
 all: kmod libflex tools
 
@@ -49,6 +49,7 @@ help:
 	@echo "make uninstall  remove what make install installed (the same PREFIX=, DESTDIR=)"
 	@echo "make check-install  make install and uninstall in a scratch DESTDIR; libflex.sym"
 	@echo "make check-checkpatch  checkpatch.pl --strict on kmod/ (host)"
+	@echo "make check-dkms dkms build of the module against the installed headers, loaded in the VM"
 
 deps: $(BUILD)/.deps-stamp
 $(BUILD)/.deps-stamp: tools/install-deps
@@ -132,6 +133,7 @@ check: deps
 	-@$(MAKE) --no-print-directory check-unit
 	-@$(MAKE) --no-print-directory check-install
 	-@$(MAKE) --no-print-directory check-checkpatch
+	-@$(MAKE) --no-print-directory check-dkms
 	-@$(MAKE) --no-print-directory check-vm
 	@tools/tap-summary $(RESULTS)
 

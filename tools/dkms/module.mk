@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Installing the kernel module and its udev rules (make install, make
 # uninstall). Included by the top-level Makefile (KVER, KDIR, DESTDIR,
-# INSTALL come from there).
+# INSTALL, RESULTS come from there).
 #
 #   make install-module    With dkms: the sources and dkms.conf to
 #                          $(DESTDIR)/usr/src/flex-$(FLEX_KO_VERSION)/, and when
@@ -23,6 +23,9 @@
 #   make uninstall-module, uninstall-udev
 #                          remove them (dkms remove --all into the system);
 #                          the group stays, it may have members.
+#   make check-dkms        tests/install/check-dkms: dkms build against the
+#                          installed headers in a scratch DKMS tree, the
+#                          result loaded in the VM (dkms.tap).
 
 FLEX_KO_VERSION	:= $(shell sed -n 's/^MODULE_VERSION("\(.*\)");$$/\1/p' kmod/flex_main.c)
 DKMS		?= $(shell command -v dkms 2>/dev/null)
@@ -39,7 +42,7 @@ UDEV_RULES	:= tools/udev/60-flex.rules
 # Into the system: no DESTDIR.
 SYSTEM_INSTALL	 = [ -z "$(DESTDIR)" ]
 
-.PHONY: install-module uninstall-module install-udev uninstall-udev
+.PHONY: install-module uninstall-module install-udev uninstall-udev check-dkms
 
 install-module:
 	@if [ -n "$(DKMS)" ]; then \
@@ -91,3 +94,11 @@ uninstall-udev:
 	rm -f $(addprefix $(DESTDIR)$(UDEVRULESDIR)/,$(notdir $(UDEV_RULES)))
 	@if $(SYSTEM_INSTALL) && command -v udevadm >/dev/null && [ -d /run/udev ]; then \
 		udevadm control --reload; fi
+
+check-dkms: kmod tools
+	@mkdir -p $(RESULTS)
+	@echo "dkms: build and load"
+	@tests/install/check-dkms "$(MAKE)" $(KVER) $(FLEX_KO_VERSION) $(abspath $(RESULTS)) \
+		> $(RESULTS)/dkms.tap; status=$$?; \
+	awk '/^(not ok|Bail out)/ { p = 1; print; next } /^ok / { p = 0 } p && /^#/' \
+		$(RESULTS)/dkms.tap; exit $$status
