@@ -30,23 +30,26 @@ PKGCONFIGDIR	?= $(LIBDIR)/pkgconfig
 INSTALL		?= install
 
 .PHONY: all help deps kmod libflex tools check check-unit check-vm check-debug \
-	check-install demo bench clean install uninstall
+	check-install check-checkpatch check-dkms demo bench clean install uninstall
 
 all: kmod libflex tools
 
 help:
 	@echo "make            build kmod/flex.ko, libflex and the tools"
 	@echo "make deps       install the Debian packages the project needs"
-	@echo "make check      all tests: host unit and install tests, then the driver suite in the VM"
+	@echo "make check      all tests: host unit, install and checkpatch, then the driver suite in the VM"
 	@echo "make check-debug the VM suite under a KASAN/lockdep/kmemleak kernel"
 	@echo "make demo       the main job, in the VM"
 	@echo "make bench      the benchmarks"
 	@echo "make fuzz       the fuzzer (FUZZ_SECONDS=, FUZZ_SEED=, FUZZ_KERNEL=debug) and trinity, in the VM"
 	@echo "make soak       the soak (SOAK_SECONDS=) in the VM"
 	@echo "make faults     kills, races and unload cycles in the VM (faults-debug: with fault injection)"
-	@echo "make install    libflex, libflex.pc, the tools and their man pages (PREFIX=, DESTDIR=)"
+	@echo "make install    libflex, libflex.pc, the tools, their man pages, the module (DKMS)"
+	@echo "                and its udev rules (PREFIX=, DESTDIR=, KVER=, DKMS=, UDEVRULESDIR=)"
 	@echo "make uninstall  remove what make install installed (the same PREFIX=, DESTDIR=)"
 	@echo "make check-install  make install and uninstall in a scratch DESTDIR; libflex.sym"
+	@echo "make check-checkpatch  checkpatch.pl --strict on kmod/ (host)"
+	@echo "make check-dkms dkms build of the module against the installed headers, loaded in the VM"
 
 deps: $(BUILD)/.deps-stamp
 $(BUILD)/.deps-stamp: tools/install-deps
@@ -56,34 +59,42 @@ $(BUILD)/.deps-stamp: tools/install-deps
 kmod: deps
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
+include tools/shared/shared.mk
 -include libflex/libflex.mk
 include tests/tests.mk
 include tools/flexctl/flexctl.mk
+include tools/dkms/module.mk
 
 TOOLS		:= $(BUILD)/flex-demo $(BUILD)/flexctl
 
 tools: $(TOOLS)
 
-$(BUILD)/flex-demo: tools/flex-demo.c $(BUILD)/libflex.a | deps
-	$(CC) $(CFLAGS_COMMON) -o $@ $< $(BUILD)/libflex.a $(LDFLAGS_COMMON)
+$(BUILD)/flex-demo: tools/flex-demo.c tools/shared/tool.h $(TOOL_SHARED_LIB) $(BUILD)/libflex.a | deps
+	$(CC) $(CFLAGS_COMMON) $(TOOL_SHARED_CFLAGS) -o $@ $< $(TOOL_SHARED_LIB) $(BUILD)/libflex.a \
+		$(LDFLAGS_COMMON)
 
 # The plan generator (compiler stand-in) and the plan runner.
 tools: $(BUILD)/flex-plan-gen $(BUILD)/flex-run
-$(BUILD)/flex-plan-gen: tools/flex-plan-gen.c $(BUILD)/libflex.a | deps
-	$(CC) $(CFLAGS_COMMON) -o $@ $< $(BUILD)/libflex.a $(LDFLAGS_COMMON)
+$(BUILD)/flex-plan-gen: tools/flex-plan-gen.c tools/shared/tool.h $(TOOL_SHARED_LIB) \
+		$(BUILD)/libflex.a | deps
+	$(CC) $(CFLAGS_COMMON) $(TOOL_SHARED_CFLAGS) -o $@ $< $(TOOL_SHARED_LIB) $(BUILD)/libflex.a \
+		$(LDFLAGS_COMMON)
 FLEX_RUN_SRCS	:= $(wildcard tools/flex-run/*.c)
-$(BUILD)/flex-run: $(FLEX_RUN_SRCS) $(wildcard tools/flex-run/*.h) $(BUILD)/libflex.a | deps
-	$(CC) $(CFLAGS_COMMON) -Itools/flex-run -o $@ $(FLEX_RUN_SRCS) $(BUILD)/libflex.a $(LDFLAGS_COMMON)
+$(BUILD)/flex-run: $(FLEX_RUN_SRCS) $(wildcard tools/flex-run/*.h) tools/shared/tool.h \
+		$(TOOL_SHARED_LIB) $(BUILD)/libflex.a | deps
+	$(CC) $(CFLAGS_COMMON) -Itools/flex-run $(TOOL_SHARED_CFLAGS) -o $@ $(FLEX_RUN_SRCS) \
+		$(TOOL_SHARED_LIB) $(BUILD)/libflex.a $(LDFLAGS_COMMON)
 
 # ---- install ----
-# The kernel module, DKMS and udev rules are not installed yet.
+# The module (through DKMS when dkms is there) and the udev rules are in
+# tools/dkms/module.mk.
 INSTALL_BINS	:= flexctl flex-run flex-plan-gen
 INSTALL_MAN1	:= Documentation/man/flex-run.1 Documentation/man/flex-plan-gen.1
 INSTALL_MAN8	:= Documentation/man/flexctl.8
 
 .PHONY: install-tools uninstall-tools install-man uninstall-man
-install: install-lib install-tools install-man
-uninstall: uninstall-lib uninstall-tools uninstall-man
+install: install-lib install-tools install-man install-module install-udev
+uninstall: uninstall-lib uninstall-tools uninstall-man uninstall-module uninstall-udev
 
 install-tools: $(addprefix $(BUILD)/,$(INSTALL_BINS))
 	$(INSTALL) -d $(DESTDIR)$(BINDIR)
@@ -109,7 +120,7 @@ check-install: libflex $(addprefix $(BUILD)/,$(INSTALL_BINS))
 		$(LIBFLEX_OBJS) \
 		> $(RESULTS)/install-sym.tap || status=1; \
 	echo "install: make install"; \
-	tests/install/check-install "$(MAKE)" $(LIBFLEX_VERSION) > $(RESULTS)/install.tap || status=1; \
+	tests/install/check-install "$(MAKE)" $(LIBFLEX_VERSION) $(KVER) > $(RESULTS)/install.tap || status=1; \
 	awk '/^(not ok|Bail out)/ { p = 1; print; next } /^ok / { p = 0 } p && /^#/' \
 		$(RESULTS)/install-sym.tap $(RESULTS)/install.tap; \
 	exit $$status
@@ -121,6 +132,8 @@ check: deps
 	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
 	-@$(MAKE) --no-print-directory check-unit
 	-@$(MAKE) --no-print-directory check-install
+	-@$(MAKE) --no-print-directory check-checkpatch
+	-@$(MAKE) --no-print-directory check-dkms
 	-@$(MAKE) --no-print-directory check-vm
 	@tools/tap-summary $(RESULTS)
 

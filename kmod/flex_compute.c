@@ -150,10 +150,12 @@ static int check_header(const struct flex_prog_header *h)
 
 static int check_insn(const struct flex_insn *in, bool last, u32 n_slots)
 {
+	bool is_end = in->op == FLEX_OP_END;
 	const struct op_info *info;
 	unsigned int i;
 
-	if (in->op >= ARRAY_SIZE(op_info) || (in->op == FLEX_OP_END) != last)
+	/* END ends the program, and only the last instruction is END. */
+	if (in->op >= ARRAY_SIZE(op_info) || is_end != last)
 		return -ENOEXEC;
 	info = &op_info[in->op];
 	if (in->dtype > FLEX_DT_F16 || !(info->dtypes & BIT(in->dtype)) ||

@@ -33,6 +33,7 @@
 #ifndef _FLEX_DRV_H
 #define _FLEX_DRV_H
 
+#include <linux/bits.h>
 #include <linux/cdev.h>
 #include <linux/device.h>
 #include <linux/dma-fence.h>
@@ -57,20 +58,20 @@
 
 /* Regions are placed at this granularity (the gen_pool order). */
 #define FLEX_REGION_ALIGN_SHIFT	21
-#define FLEX_REGION_ALIGN	(1ULL << FLEX_REGION_ALIGN_SHIFT)
+#define FLEX_REGION_ALIGN	BIT_ULL(FLEX_REGION_ALIGN_SHIFT)
 
 /*
  * Device physical addresses start above 0, so a PF region_id (a physical
  * address) is never 0 and gen_pool's "0 means failure" is unambiguous.
  */
-#define FLEX_DEVMEM_BASE	(1ULL << 32)
+#define FLEX_DEVMEM_BASE	BIT_ULL(32)
 
 /*
  * A region's mmap offset is its place in device memory plus this bias: live
  * regions never overlap, offset 0 names nothing, and every offset stays
  * below 2^44, within reach of a 32-bit process's mmap2() (page offsets).
  */
-#define FLEX_MAX_CAPACITY	(1ULL << 40)
+#define FLEX_MAX_CAPACITY	BIT_ULL(40)
 #define FLEX_MMAP_BIAS		FLEX_MAX_CAPACITY
 #define FLEX_MIN_CAPACITY	(64ULL << 20)
 #define FLEX_MAX_HANDLE		((1U << 22) - 1)

@@ -106,20 +106,25 @@ struct flex_ioctl_desc {
 	int (*func)(struct flex_file *ff, void *data, struct flex_call *call);
 };
 
-#define FLEX_IOCTL(ioctl, _func) [_IOC_NR(ioctl)] = { .cmd = ioctl, .func = _func }
+/* FLEX_IOCTL(QUERY, f): FLEX_IOCTL_QUERY's entry, at its number. */
+#define FLEX_IOCTL(name, _func)						\
+	[_IOC_NR(FLEX_IOCTL_##name)] = {				\
+		.cmd = FLEX_IOCTL_##name,				\
+		.func = _func,						\
+	}
 
 static const struct flex_ioctl_desc flex_ioctls[] = {
-	FLEX_IOCTL(FLEX_IOCTL_QUERY, flex_query_ioctl),
-	FLEX_IOCTL(FLEX_IOCTL_REGION_ACQUIRE, flex_region_acquire_ioctl),
-	FLEX_IOCTL(FLEX_IOCTL_REGION_RELEASE, flex_region_release_ioctl),
-	FLEX_IOCTL(FLEX_IOCTL_REGION_INFO, flex_region_info_ioctl),
-	FLEX_IOCTL(FLEX_IOCTL_QUEUE_CREATE, flex_queue_create_ioctl),
-	FLEX_IOCTL(FLEX_IOCTL_QUEUE_DESTROY, flex_queue_destroy_ioctl),
-	FLEX_IOCTL(FLEX_IOCTL_QUEUE_RESET, flex_queue_reset_ioctl),
-	FLEX_IOCTL(FLEX_IOCTL_QUEUE_STATUS, flex_queue_status_ioctl),
-	FLEX_IOCTL(FLEX_IOCTL_SUBMIT, flex_submit_ioctl),
-	FLEX_IOCTL(FLEX_IOCTL_WAIT, flex_queue_wait_ioctl),
-	FLEX_IOCTL(FLEX_IOCTL_FENCE_EXPORT, flex_fence_export_ioctl),
+	FLEX_IOCTL(QUERY, flex_query_ioctl),
+	FLEX_IOCTL(REGION_ACQUIRE, flex_region_acquire_ioctl),
+	FLEX_IOCTL(REGION_RELEASE, flex_region_release_ioctl),
+	FLEX_IOCTL(REGION_INFO, flex_region_info_ioctl),
+	FLEX_IOCTL(QUEUE_CREATE, flex_queue_create_ioctl),
+	FLEX_IOCTL(QUEUE_DESTROY, flex_queue_destroy_ioctl),
+	FLEX_IOCTL(QUEUE_RESET, flex_queue_reset_ioctl),
+	FLEX_IOCTL(QUEUE_STATUS, flex_queue_status_ioctl),
+	FLEX_IOCTL(SUBMIT, flex_submit_ioctl),
+	FLEX_IOCTL(WAIT, flex_queue_wait_ioctl),
+	FLEX_IOCTL(FENCE_EXPORT, flex_fence_export_ioctl),
 };
 
 /* Large enough for the largest argument structure. */

@@ -6,8 +6,11 @@
  *
  * Locking. flex_nl_lock guards the list of devices the family shows; a
  * request holds it while it looks at a device, so a device is not destroyed
- * under it (flex_nl_device_remove() takes it). Below it, each object is read
- * under the driver's own lock for it, in the driver's order:
+ * under it (flex_nl_device_remove() takes it). A doit gets its device from
+ * flex_nl_pre_doit(), which takes the lock and resolves FLEX_A_DEVICE_INDEX
+ * into info->user_ptr[0], and flex_nl_post_doit() drops it; a dumpit takes
+ * it itself. Below it, each object is read under the driver's own lock for
+ * it, in the driver's order:
  *
  *	flex_nl_lock -> flex_device.lock		devices, regions, tables
  *	flex_nl_lock -> flex_device.queues' xa_lock -> sched_lock	queues
@@ -347,22 +350,7 @@ static int fill_device_cb(struct sk_buff *skb, void *arg)
 
 static int device_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct flex_device *fdev;
-	int err;
-
-	if (GENL_REQ_ATTR_CHECK(info, FLEX_A_DEVICE_INDEX))
-		return -EINVAL;
-	mutex_lock(&flex_nl_lock);
-	fdev = dev_by_index(nla_get_u32(info->attrs[FLEX_A_DEVICE_INDEX]));
-	if (fdev) {
-		err = reply(info, fill_device_cb, fdev);
-	} else {
-		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[FLEX_A_DEVICE_INDEX],
-				    "no such device");
-		err = -ENODEV;
-	}
-	mutex_unlock(&flex_nl_lock);
-	return err;
+	return reply(info, fill_device_cb, info->user_ptr[0]);
 }
 
 /* cb->args[0]: the next device index. */
@@ -422,21 +410,12 @@ static int fill_region_cb(struct sk_buff *skb, void *arg)
 
 static int region_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct flex_device *fdev;
+	struct flex_device *fdev = info->user_ptr[0];
 	struct flex_region *r;
 	int err;
 
-	if (GENL_REQ_ATTR_CHECK(info, FLEX_A_DEVICE_INDEX) ||
-	    GENL_REQ_ATTR_CHECK(info, FLEX_A_REGION_HANDLE))
+	if (GENL_REQ_ATTR_CHECK(info, FLEX_A_REGION_HANDLE))
 		return -EINVAL;
-	mutex_lock(&flex_nl_lock);
-	fdev = dev_by_index(nla_get_u32(info->attrs[FLEX_A_DEVICE_INDEX]));
-	if (!fdev) {
-		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[FLEX_A_DEVICE_INDEX],
-				    "no such device");
-		err = -ENODEV;
-		goto out;
-	}
 	mutex_lock(&fdev->lock);
 	r = xa_load(&fdev->regions,
 		    nla_get_u32(info->attrs[FLEX_A_REGION_HANDLE]));
@@ -448,8 +427,6 @@ static int region_get_doit(struct sk_buff *skb, struct genl_info *info)
 		err = -ENOENT;
 	}
 	mutex_unlock(&fdev->lock);
-out:
-	mutex_unlock(&flex_nl_lock);
 	return err;
 }
 
@@ -498,14 +475,13 @@ static int fill_queue_cb(struct sk_buff *skb, void *arg)
 
 static int queue_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct flex_device *fdev;
+	struct flex_device *fdev = info->user_ptr[0];
 	struct flex_queue *q;
 	struct sk_buff *msg;
 	void *hdr;
 	int err;
 
-	if (GENL_REQ_ATTR_CHECK(info, FLEX_A_DEVICE_INDEX) ||
-	    GENL_REQ_ATTR_CHECK(info, FLEX_A_QUEUE_HANDLE))
+	if (GENL_REQ_ATTR_CHECK(info, FLEX_A_QUEUE_HANDLE))
 		return -EINVAL;
 	/* Allocated first: the queue is read under a spinlock. */
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
@@ -518,24 +494,14 @@ static int queue_get_doit(struct sk_buff *skb, struct genl_info *info)
 		goto err_free;
 	}
 
-	mutex_lock(&flex_nl_lock);
-	fdev = dev_by_index(nla_get_u32(info->attrs[FLEX_A_DEVICE_INDEX]));
-	if (!fdev) {
-		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[FLEX_A_DEVICE_INDEX],
-				    "no such device");
-		err = -ENODEV;
-	} else {
-		xa_lock(&fdev->queues);
-		q = xa_load(&fdev->queues,
-			    nla_get_u32(info->attrs[FLEX_A_QUEUE_HANDLE]));
-		err = q ? fill_queue(msg, q) : -ENOENT;
-		xa_unlock(&fdev->queues);
-		if (err == -ENOENT)
-			NL_SET_ERR_MSG_ATTR(info->extack,
-					    info->attrs[FLEX_A_QUEUE_HANDLE],
-					    "no such queue");
-	}
-	mutex_unlock(&flex_nl_lock);
+	xa_lock(&fdev->queues);
+	q = xa_load(&fdev->queues,
+		    nla_get_u32(info->attrs[FLEX_A_QUEUE_HANDLE]));
+	err = q ? fill_queue(msg, q) : -ENOENT;
+	xa_unlock(&fdev->queues);
+	if (err == -ENOENT)
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[FLEX_A_QUEUE_HANDLE],
+				    "no such queue");
 	if (err)
 		goto err_free;
 	genlmsg_end(msg, hdr);
@@ -599,22 +565,13 @@ static int fill_entry_cb(struct sk_buff *skb, void *arg)
 
 static int table_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct flex_device *fdev;
+	struct flex_device *fdev = info->user_ptr[0];
 	struct entry_arg e;
 	int err;
 
-	if (GENL_REQ_ATTR_CHECK(info, FLEX_A_DEVICE_INDEX) ||
-	    GENL_REQ_ATTR_CHECK(info, FLEX_A_FN) ||
+	if (GENL_REQ_ATTR_CHECK(info, FLEX_A_FN) ||
 	    GENL_REQ_ATTR_CHECK(info, FLEX_A_TABLE_INDEX))
 		return -EINVAL;
-	mutex_lock(&flex_nl_lock);
-	fdev = dev_by_index(nla_get_u32(info->attrs[FLEX_A_DEVICE_INDEX]));
-	if (!fdev) {
-		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[FLEX_A_DEVICE_INDEX],
-				    "no such device");
-		err = -ENODEV;
-		goto out;
-	}
 	mutex_lock(&fdev->lock);
 	e.fn = fn_by_number(fdev, nla_get_u32(info->attrs[FLEX_A_FN]));
 	e.key = nla_get_u32(info->attrs[FLEX_A_TABLE_INDEX]);
@@ -631,8 +588,6 @@ static int table_get_doit(struct sk_buff *skb, struct genl_info *info)
 		err = reply(info, fill_entry_cb, &e);
 	}
 	mutex_unlock(&fdev->lock);
-out:
-	mutex_unlock(&flex_nl_lock);
 	return err;
 }
 
@@ -683,6 +638,39 @@ static int table_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 out:
 	mutex_unlock(&flex_nl_lock);
 	return dump_result(skb, err);
+}
+
+/*
+ * Before every doit (each selects one device): flex_nl_lock is taken, held
+ * until flex_nl_post_doit(), and FLEX_A_DEVICE_INDEX resolved into
+ * info->user_ptr[0]; -EINVAL when it is missing, -ENODEV when there is no
+ * such device. 6.1's genetlink has these hooks per family (later kernels
+ * have them per split op, as dpll uses them).
+ */
+static int flex_nl_pre_doit(const struct genl_ops *ops, struct sk_buff *skb,
+			    struct genl_info *info)
+{
+	struct flex_device *fdev;
+
+	if (GENL_REQ_ATTR_CHECK(info, FLEX_A_DEVICE_INDEX))
+		return -EINVAL;
+	mutex_lock(&flex_nl_lock);
+	fdev = dev_by_index(nla_get_u32(info->attrs[FLEX_A_DEVICE_INDEX]));
+	if (!fdev) {
+		mutex_unlock(&flex_nl_lock);
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[FLEX_A_DEVICE_INDEX],
+				    "no such device");
+		return -ENODEV;
+	}
+	info->user_ptr[0] = fdev;
+	return 0;
+}
+
+/* After a doit whose flex_nl_pre_doit() succeeded, whatever it returned. */
+static void flex_nl_post_doit(const struct genl_ops *ops, struct sk_buff *skb,
+			      struct genl_info *info)
+{
+	mutex_unlock(&flex_nl_lock);
 }
 
 /*
@@ -775,6 +763,8 @@ static struct genl_family flex_nl_family __ro_after_init = {
 	 * wrong types and sizes, a non-zero reserved header all -EINVAL).
 	 */
 	.resv_start_op = 0,
+	.pre_doit = flex_nl_pre_doit,
+	.post_doit = flex_nl_post_doit,
 	.ops = flex_nl_ops,
 	.n_ops = ARRAY_SIZE(flex_nl_ops),
 	.mcgrps = flex_nl_mcgrps,

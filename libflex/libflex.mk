@@ -81,7 +81,14 @@ libflex-sym: $(LIBFLEX_OBJS)
 
 $(BUILD)/unit/test_%: tests/unit/test_%.c $(UNIT_HELPERS) $(UNIT_HDRS) $(BUILD)/libflex.a | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_HELPERS) $(BUILD)/libflex.a $(CHECK_LIBS) $(LDFLAGS_COMMON)
+	$(CC) $(UNIT_CFLAGS) $(UNIT_TOOL_CFLAGS) -o $@ $< $(UNIT_HELPERS) $(UNIT_TOOL_LIBS) \
+		$(BUILD)/libflex.a $(CHECK_LIBS) $(LDFLAGS_COMMON)
+# Tests of the tools' code build in a tool's source or link the tools' shared
+# helpers (tools/shared/shared.mk).
+UNIT_TOOL_TESTS	:= $(BUILD)/unit/test_npy $(BUILD)/unit/test_tool
+$(UNIT_TOOL_TESTS): $(TOOL_SHARED_LIB) tools/shared/tool.h
+$(UNIT_TOOL_TESTS): UNIT_TOOL_CFLAGS = $(TOOL_SHARED_CFLAGS)
+$(UNIT_TOOL_TESTS): UNIT_TOOL_LIBS = $(TOOL_SHARED_LIB)
 # test_npy builds in flex-run's npy.c.
 $(BUILD)/unit/test_npy: tools/flex-run/npy.c tools/flex-run/npy.h
 

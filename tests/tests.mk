@@ -21,9 +21,12 @@ kselftests: $(KSFT_BINS)
 KSFT_LIBFLEX	:= $(filter $(KSFT_DIR)/libflex_%,$(KSFT_BINS))
 $(KSFT_LIBFLEX): $(BUILD)/libflex.a
 $(KSFT_LIBFLEX): KSFT_LIBS := $(BUILD)/libflex.a
-# libflex_plan_test runs the tools end to end and builds in flex-run's npy.c.
+# libflex_plan_test runs the tools end to end and builds in flex-run's npy.c,
+# which uses the tools' shared helpers.
 $(KSFT_DIR)/libflex_plan_test: $(BUILD)/flex-plan-gen $(BUILD)/flex-run tools/flex-run/npy.c \
-	tools/flex-run/npy.h
+	tools/flex-run/npy.h tools/shared/tool.h $(TOOL_SHARED_LIB)
+$(KSFT_DIR)/libflex_plan_test: KSFT_CFLAGS = $(TOOL_SHARED_CFLAGS)
+$(KSFT_DIR)/libflex_plan_test: KSFT_LIBS += $(TOOL_SHARED_LIB)
 
 # compute_test's float references use fabs() and _Float16 conversions.
 $(KSFT_DIR)/compute_test: KSFT_LIBS = -lm
@@ -66,10 +69,25 @@ check-kernel-doc: | deps
 	fi; \
 	printf '1..1\nok 1 - uapi kernel-doc clean\n' > $$tap
 
+# checkpatch.pl --strict, from Debian's linux-source, on every kmod/ source:
+# a host lane of make check (checkpatch.tap, one case per file), after a
+# self-test proving it reports planted defects (checkpatch-selftest.tap).
+# Nothing is --ignore'd.
+.PHONY: check-checkpatch
+check-checkpatch: | deps
+	@mkdir -p $(RESULTS)
+	@echo "checkpatch: kmod/"
+	@status=0; \
+	tests/checkpatch-kmod --self-test > $(RESULTS)/checkpatch-selftest.tap || status=1; \
+	tests/checkpatch-kmod > $(RESULTS)/checkpatch.tap || status=1; \
+	awk '/^(not ok|Bail out)/ { p = 1; print; next } /^ok / { p = 0 } p && /^#/' \
+		$(RESULTS)/checkpatch-selftest.tap $(RESULTS)/checkpatch.tap; \
+	exit $$status
+
 $(KSFT_DIR)/%: tests/kselftest/%.c $(KSFT_COMMON) uapi/linux/flex.h uapi/linux/flex_isa.h | deps
 	@mkdir -p $(KSFT_DIR)
 	$(CC) $(CFLAGS_COMMON) -Wno-missing-prototypes -Wno-shadow -Wno-sign-compare -I$(KSFT_HARNESS) \
-		-Itests/kselftest -o $@ $< $(KSFT_LIBS) $(LDFLAGS_COMMON)
+		-Itests/kselftest $(KSFT_CFLAGS) -o $@ $< $(KSFT_LIBS) $(LDFLAGS_COMMON)
 
 # The documentation's worked examples, run by tests/kselftest/examples.sh.
 EXAMPLE_BINS	:= $(patsubst Documentation/flex/examples/%.c,$(BUILD)/examples/%,\
@@ -133,8 +151,8 @@ check-debug: deps kselftests
 # that need no fault injection) and in `make check-debug` (a 25 s soak; the
 # fault-injection cases too). `make soak` and `make faults` run one alone.
 SOAK_SECONDS	?= 60
-LANE_CFLAGS	 = $(CFLAGS_COMMON) -Itests/soak
-LANE_DEPS	:= tests/soak/flex_lane.h uapi/linux/flex.h uapi/linux/flex_isa.h
+LANE_CFLAGS	 = $(CFLAGS_COMMON) -Itests/soak -Itests/kselftest
+LANE_DEPS	:= tests/soak/flex_lane.h $(KSFT_COMMON) uapi/linux/flex.h uapi/linux/flex_isa.h
 LANE_BINS	:= $(KSFT_DIR)/flex_soak $(KSFT_DIR)/flex_faults
 
 kselftests: $(LANE_BINS)
@@ -205,10 +223,10 @@ FUZZ_ARGS	?=
 TRINITY_SYSCALLS ?= 20000
 TRINITY_SECONDS	?= 30
 
-$(FUZZ_BIN): $(FUZZ_SRCS) tests/fuzz/fuzz.h uapi/linux/flex.h uapi/linux/flex_isa.h \
-	uapi/linux/flex_netlink.h | deps
+$(FUZZ_BIN): $(FUZZ_SRCS) tests/fuzz/fuzz.h tests/kselftest/flex_sysfs.h uapi/linux/flex.h \
+	uapi/linux/flex_isa.h uapi/linux/flex_netlink.h | deps
 	@mkdir -p $(FUZZ_DIR)
-	$(CC) $(CFLAGS_COMMON) -o $@ $(FUZZ_SRCS) \
+	$(CC) $(CFLAGS_COMMON) -Itests/kselftest -o $@ $(FUZZ_SRCS) \
 		$(shell pkg-config --cflags --libs libnl-genl-3.0) $(LDFLAGS_COMMON)
 
 # run-all runs every program in $(KSFT_DIR). Not trinity: under the debug

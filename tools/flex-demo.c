@@ -34,6 +34,8 @@
 #include <flex/manifest.h>
 #include <flex/stream.h>
 
+#include "tool.h"
+
 #define SYSFS	"/sys/class/flex/flex0"
 #define GiB	(1ULL << 30)
 #define TILE	64
@@ -115,7 +117,7 @@ static int compile_plan(const char *dir)
 	snprintf(gen, sizeof(gen), "%s/flex-plan-gen", self);
 	fflush(stdout);
 	if (posix_spawn(&pid, gen, NULL, NULL, argv, environ)) {
-		fprintf(stderr, "flex-demo: cannot run %s\n", gen);
+		tool_err("cannot run %s", gen);
 		return -ENOENT;
 	}
 	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
@@ -147,7 +149,7 @@ static int tensor_new(struct flex_context *ctx, struct dev_tensor *x, const char
 		return -ENOMEM;
 	if (flex_alloc_block_alloc(flex_context_allocator(ctx), x->bytes, FLEX_ALLOC_TENSOR,
 			     &x->t.index)) {
-		fprintf(stderr, "flex-demo: tensor %s: %s\n", name, flex_last_error());
+		tool_err("tensor %s: %s", name, flex_last_error());
 		return -ENOMEM;
 	}
 	return 0;
@@ -205,8 +207,8 @@ static void print_report(struct flex_alloc *a)
 static int check_err(int err, const char *what, struct flex_stream_error *se)
 {
 	if (err)
-		fprintf(stderr, "flex-demo: %s: %s\n", what,
-			se && se->message[0] ? se->message : flex_last_error());
+		tool_err("%s: %s", what,
+			 se && se->message[0] ? se->message : flex_last_error());
 	return err;
 }
 
@@ -229,7 +231,7 @@ static int run_function(const char *path)
 	const struct flex_job *job;
 	struct flex_tensor args[3];
 	unsigned int blocks[2] = { 0, 0 };
-	char dir[PATH_MAX], plan[PATH_MAX + 16];
+	char dir[PATH_MAX], plan[PATH_MAX + 16], size[TOOL_SIZE_LEN];
 	double t0, t_load, t_h2d, t_run;
 	int32_t *refc = NULL, *refd = NULL;
 	uint64_t bad = 0;
@@ -240,12 +242,12 @@ static int run_function(const char *path)
 
 	err = flex_device_new(path, &dev);
 	if (err) {
-		fprintf(stderr, "flex-demo: open %s: %s\n", path, strerror(-err));
+		tool_err("open %s: %s", path, strerror(-err));
 		return err;
 	}
 	flex_device_query(dev, &q);
-	printf("\n== %s: %s mode, %llu GiB device memory, %u lookup-table entries\n", path,
-	       q.mode == FLEX_MODE_VF ? "VF" : "PF", (unsigned long long)(q.capacity / GiB),
+	printf("\n== %s: %s mode, %s device memory, %u lookup-table entries\n", path,
+	       q.mode == FLEX_MODE_VF ? "VF" : "PF", tool_size(size, sizeof(size), q.capacity),
 	       q.table_entries);
 
 	/*
@@ -275,7 +277,7 @@ static int run_function(const char *path)
 	if (!err)
 		err = compile_plan(dir);
 	if (err) {
-		fprintf(stderr, "flex-demo: compiling the plan: %s\n", strerror(-err));
+		tool_err("compiling the plan: %s", strerror(-err));
 		goto out;
 	}
 	snprintf(plan, sizeof(plan), "%s/plan.json", dir);
@@ -283,7 +285,7 @@ static int run_function(const char *path)
 	if (!err)
 		err = flex_loaded_plan_new(ctx, m, s1, &lp);
 	if (err) {
-		fprintf(stderr, "flex-demo: %s\n", flex_last_error());
+		tool_err("%s", flex_last_error());
 		goto out;
 	}
 	t_load = now_s() - t0;
@@ -365,15 +367,15 @@ static int run_function(const char *path)
 	       bad ? "MISMATCH" : "all equal", M * P, D.host[0], M - 1, P - 1,
 	       D.host[M * P - 1]);
 	if (bad) {
-		fprintf(stderr, "flex-demo: %llu of %d elements differ\n", (unsigned long long)bad,
-			M * P);
+		tool_err("%llu of %d elements differ", (unsigned long long)bad,
+			 M * P);
 		err = -EIO;
 	}
 	flex_alloc_get_stats(flex_context_allocator(ctx), &as);
 	flex_alloc_walk(flex_context_allocator(ctx), blocks_fn, blocks);
 	printf("  memory: %u region(s); live blocks: %u tensor (A, B, W, C, D and the two streams' "
-	       "correction slots), %u program; %llu KiB allocated\n", as.num_regions, blocks[0], blocks[1],
-	       (unsigned long long)(as.allocated_bytes >> 10));
+	       "correction slots), %u program; %s allocated\n", as.num_regions, blocks[0], blocks[1],
+	       tool_size(size, sizeof(size), as.allocated_bytes));
 	printf("  time: plan compile+load %.1f ms, h2d %.1f ms, launch+event+sync+d2h %.1f ms\n",
 	       t_load * 1e3, t_h2d * 1e3, t_run * 1e3);
 	print_report(flex_context_allocator(ctx));
@@ -405,6 +407,7 @@ int main(void)
 	double t0 = now_s();
 	int err, err2;
 
+	tool_set_name("flex-demo");
 	read_attr("capacity", cap, sizeof(cap));
 	read_attr("sriov_numvfs", numvfs, sizeof(numvfs));
 	printf("flex demo: a compiled, tiled int32 matmul pipeline on two streams, PF and VF mode\n"
@@ -413,7 +416,7 @@ int main(void)
 	if (!err) {
 		err = write_attr(SYSFS "/sriov_numvfs", "1");
 		if (err)
-			fprintf(stderr, "flex-demo: enable a VF: %s\n", strerror(-err));
+			tool_err("enable a VF: %s", strerror(-err));
 		else
 			printf("\n  enabled a VF: echo 1 > " SYSFS "/sriov_numvfs\n");
 	}

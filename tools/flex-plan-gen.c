@@ -24,6 +24,8 @@
 #include <flex/manifest.h>
 #include <flex/program.h>
 
+#include "tool.h"
+
 #define MAX_JOBS 32
 
 struct gen_job {
@@ -132,26 +134,25 @@ static int build(const struct gen_job *j, struct flex_kernel **k)
 
 	if (!strcmp(j->kernel, "matmul")) {
 		if (j->n_tile != 3) {
-			fprintf(stderr, "flex-plan-gen: matmul: --tile must be MxNxK\n");
+			tool_err("matmul: --tile must be MxNxK");
 			return -EINVAL;
 		}
 		ret = flex_kernel_new_matmul(j->dtype, j->tile[0], j->tile[1], j->tile[2], k);
 	} else if (!strcmp(j->kernel, "add") || !strcmp(j->kernel, "mul") ||
 		   !strcmp(j->kernel, "relu")) {
 		if (j->n_tile != 2) {
-			fprintf(stderr, "flex-plan-gen: %s: --tile must be RxC\n", j->kernel);
+			tool_err("%s: --tile must be RxC", j->kernel);
 			return -EINVAL;
 		}
 		ret = (j->kernel[0] == 'a' ? flex_kernel_new_add :
 		       j->kernel[0] == 'm' ? flex_kernel_new_mul : flex_kernel_new_relu)(
 			j->dtype, j->tile[0], j->tile[1], k);
 	} else {
-		fprintf(stderr, "flex-plan-gen: unknown kernel \"%s\" (matmul, add, mul, relu)\n",
-			j->kernel);
+		tool_err("unknown kernel \"%s\" (matmul, add, mul, relu)", j->kernel);
 		return -EINVAL;
 	}
 	if (ret)
-		fprintf(stderr, "flex-plan-gen: %s\n", flex_last_error());
+		tool_err("%s", flex_last_error());
 	return ret;
 }
 
@@ -173,6 +174,7 @@ int main(int argc, char **argv)
 	char path[4096];
 	int n = 0, c, ret = 0;
 
+	tool_set_name("flex-plan-gen");
 	memset(jobs, 0, sizeof(jobs));
 	/* "+": stop at the first non-option, which is a kernel word. */
 	for (;;) {
@@ -181,7 +183,7 @@ int main(int argc, char **argv)
 			if (optind >= argc)
 				break;
 			if (n == MAX_JOBS) {
-				fprintf(stderr, "flex-plan-gen: at most %d jobs\n", MAX_JOBS);
+				tool_err("at most %d jobs", MAX_JOBS);
 				return 2;
 			}
 			jobs[n].kernel = argv[optind++];
@@ -194,17 +196,17 @@ int main(int argc, char **argv)
 		case 't':
 		case 'n':
 			if (!n) {
-				fprintf(stderr, "flex-plan-gen: -%c before any kernel\n", c);
+				tool_err("-%c before any kernel", c);
 				usage(stderr);
 				return 2;
 			}
 			if (c == 'd' && flex_dtype_from_name(optarg, &jobs[n - 1].dtype)) {
-				fprintf(stderr, "flex-plan-gen: bad dtype \"%s\" (int32, int8, float32, bfloat16, float16)\n",
-					optarg);
+				tool_err("bad dtype \"%s\" (int32, int8, float32, bfloat16, float16)",
+					 optarg);
 				return 2;
 			}
 			if (c == 't' && parse_tile(optarg, &jobs[n - 1])) {
-				fprintf(stderr, "flex-plan-gen: bad tile \"%s\" (e.g. 64x64x64)\n", optarg);
+				tool_err("bad tile \"%s\" (e.g. 64x64x64)", optarg);
 				return 2;
 			}
 			if (c == 'n')
@@ -229,7 +231,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (mkdir(dir, 0755) && errno != EEXIST) {
-		fprintf(stderr, "flex-plan-gen: %s: %s\n", dir, strerror(errno));
+		tool_err("%s: %s", dir, strerror(errno));
 		return 1;
 	}
 
@@ -249,8 +251,7 @@ int main(int argc, char **argv)
 			if (!strcmp(jobs[p].name ? jobs[p].name : "", name))
 				ret = -EEXIST;
 		if (ret) {
-			fprintf(stderr, "flex-plan-gen: two jobs named %s (give one a --name)\n",
-				name);
+			tool_err("two jobs named %s (give one a --name)", name);
 			flex_kernel_destroy(k);
 			break;
 		}
@@ -258,7 +259,7 @@ int main(int argc, char **argv)
 		snprintf(path, sizeof(path), "%s/%s", dir, bin);
 		ret = flex_program_write_file(path, k->binary, k->binary_size);
 		if (ret)
-			fprintf(stderr, "flex-plan-gen: %s: %s\n", path, strerror(-ret));
+			tool_err("%s: %s", path, strerror(-ret));
 		else
 			json_object_array_add(jarr, job_json(k, name, bin));
 		jobs[i].name = strdup(name);
@@ -268,7 +269,7 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/%s", dir, mname);
 	if (!ret && json_object_to_file_ext(path, root, JSON_C_TO_STRING_PRETTY |
 				    JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)) {
-		fprintf(stderr, "flex-plan-gen: %s: %s\n", path, json_util_get_last_err());
+		tool_err("%s: %s", path, json_util_get_last_err());
 		ret = -EIO;
 	}
 	json_object_put(root);
@@ -278,8 +279,7 @@ int main(int argc, char **argv)
 	/* Read it back as the runtime will. */
 	ret = flex_manifest_new_from_file(path, &m);
 	if (ret) {
-		fprintf(stderr, "flex-plan-gen: the written manifest does not parse: %s\n",
-			flex_last_error());
+		tool_err("the written manifest does not parse: %s", flex_last_error());
 		return 1;
 	}
 	for (uint32_t i = 0; i < flex_manifest_n_jobs(m); i++) {

@@ -225,18 +225,18 @@ static void *busy_dma(void *arg)
 	uint64_t s = c->rng ^ 1, seq;
 
 	for (;;) {
-		uint64_t n = lane_range(&s, 1, 8) * LANE_MiB - lane_range(&s, 0, 4095);
+		uint64_t n = lane_range(&s, 1, 8) * MiB - lane_range(&s, 0, 4095);
 		uint64_t off = lane_range(&s, 0, c->data.size - n);
 		struct flex_cb cbs[2] = {
-			lane_cb_dma(1, c->buf, c->data.region_id, off, n),
-			lane_cb_dma(0, c->buf + 4096, c->data.region_id, off, n - 4096),
+			cb_dma(1, c->buf, c->data.region_id, off, n),
+			cb_dma(0, c->buf + 4096, c->data.region_id, off, n - 4096),
 		};
 
 		if (lane_submit(c->fd, c->q1, cbs, 2, FLEX_SUBMIT_BLOCK, &seq))
 			_exit(10);
 		signal_ready(c);
 		if (lane_chance(&s, 50))
-			lane_wait(c->fd, c->q1, seq, WAIT_MS);
+			wait_seq(c->fd, c->q1, seq, WAIT_MS);
 	}
 	return NULL;
 }
@@ -254,14 +254,14 @@ static void *busy_compute(void *arg)
 
 		lane_status(c->fd, c->q1, &st);
 		if (st.submitted)
-			cbs[k++] = lane_cb_wait(c->q1, st.submitted);
+			cbs[k++] = cb_wait(c->q1, st.submitted);
 		cbs[k++] = cb_compute(c->prog.region_id, 0, c->data.region_id);
 		if (lane_submit(c->fd, c->q2, cbs, k, FLEX_SUBMIT_BLOCK, &seq))
 			_exit(11);
 		if (lane_chance(&s, 30))
 			lane_fence_export(c->fd, c->q2, seq);	/* left open on purpose */
 		if (lane_chance(&s, 50))
-			lane_wait(c->fd, c->q2, seq, WAIT_MS);
+			wait_seq(c->fd, c->q2, seq, WAIT_MS);
 	}
 	return NULL;
 }
@@ -277,8 +277,8 @@ static void *busy_mm(void *arg)
 		uint64_t off = lane_range(&s, 0, c->data.size / 4096 - 1) * 4096;
 
 		c->dmap[off] = (uint8_t)off;
-		if (!lane_acquire(c->fd, 2 * LANE_MiB, &a))
-			lane_release(c->fd, a.region_id);
+		if (!flex_acquire(c->fd, 2 * MiB, &a))
+			flex_release(c->fd, a.region_id);
 	}
 	return NULL;
 }
@@ -289,23 +289,23 @@ static void busy_child(const char *dev, int ready_fd, uint64_t seed)
 	pthread_t t[3];
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	c.fd = lane_open(dev);
+	c.fd = flex_open(dev);
 	if (c.fd < 0)
 		_exit(4);
-	if (lane_acquire(c.fd, 32 * LANE_MiB, &c.data) || lane_acquire(c.fd, 2 * LANE_MiB, &c.prog))
+	if (flex_acquire(c.fd, 32 * MiB, &c.data) || flex_acquire(c.fd, 2 * MiB, &c.prog))
 		_exit(5);
-	c.pmap = mmap(NULL, 2 * LANE_MiB, PROT_READ | PROT_WRITE, MAP_SHARED, c.fd,
+	c.pmap = mmap(NULL, 2 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, c.fd,
 		      c.prog.mmap_offset);
 	c.dmap = mmap(NULL, c.data.size, PROT_READ | PROT_WRITE, MAP_SHARED, c.fd,
 		      c.data.mmap_offset);
 	if (c.pmap == MAP_FAILED || c.dmap == MAP_FAILED)
 		_exit(6);
 	build_matmuls(c.pmap, 8, 64);
-	c.q1 = lane_queue_create(c.fd, FLEX_QUEUE_PRIO_NORMAL, 8);
-	c.q2 = lane_queue_create(c.fd, FLEX_QUEUE_PRIO_LOW, 8);
+	c.q1 = queue_create(c.fd, FLEX_QUEUE_PRIO_NORMAL, 8);
+	c.q2 = queue_create(c.fd, FLEX_QUEUE_PRIO_LOW, 8);
 	if (c.q1 < 0 || c.q2 < 0)
 		_exit(7);
-	c.buflen = 8 * LANE_MiB + 8192;
+	c.buflen = 8 * MiB + 8192;
 	c.buf = xalloc(c.buflen);
 	fill_pattern(c.buf, c.buflen, 7);
 	if (pthread_create(&t[0], NULL, busy_dma, &c) ||
@@ -319,7 +319,7 @@ static void busy_child(const char *dev, int ready_fd, uint64_t seed)
 /* Reaps @pid within @ms: its status, or -1 when it is still there. */
 static int reap(pid_t pid, int ms)
 {
-	int64_t end = lane_now_ns() + ms * 1000000LL;
+	int64_t end = now_ns() + ms * 1000000LL;
 	int status;
 
 	for (;;) {
@@ -327,7 +327,7 @@ static int reap(pid_t pid, int ms)
 
 		if (r == pid)
 			return status;
-		if (r < 0 || lane_now_ns() > end)
+		if (r < 0 || now_ns() > end)
 			return -1;
 		usleep(5000);
 	}
@@ -349,9 +349,9 @@ static void scenario_kill(void)
 	int n = opt.quick ? 3 : 24, i;
 	double max_ms = 0;
 
-	CHECK(!lane_set_numvfs(1), "one VF enabled for the VF half");
+	CHECK(!set_numvfs(1), "one VF enabled for the VF half");
 	for (i = 0; i < n; i++) {
-		const char *dev = i % 2 ? "/dev/flex0vf0" : LANE_PF;
+		const char *dev = i % 2 ? "/dev/flex0vf0" : FLEX_PF;
 		int pipefd[2], status, before = (int)rnd(0, 3) == 0, ready;
 		long delay_us = (long)rnd(0, 400000);
 		struct lane_usage u;
@@ -379,7 +379,7 @@ static void scenario_kill(void)
 			usleep(delay_us);
 		}
 		close(pipefd[0]);
-		t0 = lane_now_ns();
+		t0 = now_ns();
 		kill(pid, SIGKILL);
 		status = reap(pid, 15000);
 		if (status == -1) {
@@ -401,7 +401,7 @@ static void scenario_kill(void)
 		if (WIFEXITED(status))
 			lane_diag("the child exited %d (4-11: a setup step failed)", WEXITSTATUS(status));
 	}
-	CHECK(!lane_set_numvfs(0), "VF disabled afterwards");
+	CHECK(!set_numvfs(0), "VF disabled afterwards");
 	printf("faults: kill_exit_max %.0f ms\n", max_ms);
 }
 
@@ -417,10 +417,10 @@ struct closer_arg {
 static void *wait_thread(void *arg)
 {
 	struct closer_arg *a = arg;
-	int64_t t0 = lane_now_ns();
+	int64_t t0 = now_ns();
 
-	a->err = lane_wait(a->fd, a->q, a->seq, 20000);
-	a->ms = (lane_now_ns() - t0) / 1000000;
+	a->err = wait_seq(a->fd, a->q, a->seq, 20000);
+	a->ms = (now_ns() - t0) / 1000000;
 	return NULL;
 }
 
@@ -451,11 +451,11 @@ static void *hammer_thread(void *arg)
 {
 	struct hammer *h = arg;
 	uint64_t s = lane_seed_mix(opt.seed, 100 + h->id), seq;
-	uint8_t *buf = xalloc(2 * LANE_MiB);
+	uint8_t *buf = xalloc(2 * MiB);
 	struct flex_region_acquire r;
-	int q = lane_queue_create(h->fd, FLEX_QUEUE_PRIO_NORMAL, 0), err = 0;
+	int q = queue_create(h->fd, FLEX_QUEUE_PRIO_NORMAL, 0), err = 0;
 
-	if (q < 0 || (err = lane_acquire(h->fd, 4 * LANE_MiB, &r))) {
+	if (q < 0 || (err = flex_acquire(h->fd, 4 * MiB, &r))) {
 		/* The fd may be closed already. */
 		if (!hammer_ok(q < 0 ? q : err)) {
 			h->bad_err = q < 0 ? q : err;
@@ -471,21 +471,21 @@ static void *hammer_thread(void *arg)
 		switch (kind) {
 		case 0:
 			h->bad_op = "submit DMA";
-			cb = lane_cb_dma(lane_chance(&s, 50), buf, r.region_id, 0,
-					 lane_range(&s, 1, 2 * LANE_MiB));
+			cb = cb_dma(lane_chance(&s, 50), buf, r.region_id, 0,
+					 lane_range(&s, 1, 2 * MiB));
 			err = lane_submit(h->fd, q, &cb, 1, FLEX_SUBMIT_BLOCK, &seq);
 			if (!err) {
 				h->bad_op = "wait DMA";
-				err = lane_wait(h->fd, q, seq, WAIT_MS);
+				err = wait_seq(h->fd, q, seq, WAIT_MS);
 			}
 			break;
 		case 1: {
 			struct flex_region_acquire a;
 
 			h->bad_op = "acquire/release";
-			err = lane_acquire(h->fd, 2 * LANE_MiB, &a);
+			err = flex_acquire(h->fd, 2 * MiB, &a);
 			if (!err)
-				err = lane_release(h->fd, a.region_id);
+				err = flex_release(h->fd, a.region_id);
 			break;
 		}
 		case 2: {
@@ -531,28 +531,28 @@ static void scenario_close(void)
 	struct flex_region_acquire r;
 	struct closer_arg a = { 0 };
 	struct lane_usage u;
-	uint8_t *buf = xalloc(LANE_MiB);
+	uint8_t *buf = xalloc(MiB);
 	pthread_t t;
 	int64_t t0;
 	int err, i, rounds = opt.quick ? 2 : 12;
 	struct flex_cb cb;
 
 	/* A thread blocked in WAIT on a held-back CB. */
-	a.fd = lane_open(LANE_PF);
-	a.q = lane_queue_create(a.fd, FLEX_QUEUE_PRIO_NORMAL, 0);
-	if (!CHECK(a.fd >= 0 && a.q > 0 && !lane_acquire(a.fd, 2 * LANE_MiB, &r) &&
-		   !lane_engines_pause(1), "setup for close during WAIT"))
+	a.fd = flex_open(FLEX_PF);
+	a.q = queue_create(a.fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+	if (!CHECK(a.fd >= 0 && a.q > 0 && !flex_acquire(a.fd, 2 * MiB, &r) &&
+		   !engines_pause(1), "setup for close during WAIT"))
 		return;
-	cb = lane_cb_dma(1, buf, r.region_id, 0, LANE_MiB);
+	cb = cb_dma(1, buf, r.region_id, 0, MiB);
 	err = lane_submit(a.fd, a.q, &cb, 1, 0, &a.seq);
 	pthread_create(&t, NULL, wait_thread, &a);
 	usleep(200000);
-	t0 = lane_now_ns();
+	t0 = now_ns();
 	err = close(a.fd) ? -errno : 0;
 	CHECK(!err && lane_seconds_since(t0) < 5.0, "close() while another thread waits returns "
 	      "at once: %s in %.0f ms", lane_errname(err), lane_seconds_since(t0) * 1000);
 	usleep(100000);
-	lane_engines_pause(0);
+	engines_pause(0);
 	pthread_join(t, NULL);
 	CHECK(a.err == 0, "the WAIT that outlived close() ends with the CB's result: expected 0, "
 	      "got %s after %lld ms", lane_errname(a.err), (long long)a.ms);
@@ -560,21 +560,21 @@ static void scenario_close(void)
 	cases(1);
 
 	/* A thread blocked in SUBMIT on a full queue. */
-	a.fd = lane_open(LANE_PF);
-	a.q = lane_queue_create(a.fd, FLEX_QUEUE_PRIO_NORMAL, 1);
-	lane_engines_pause(1);
+	a.fd = flex_open(FLEX_PF);
+	a.q = queue_create(a.fd, FLEX_QUEUE_PRIO_NORMAL, 1);
+	engines_pause(1);
 	cb = lane_cb_nop();
 	err = lane_submit(a.fd, a.q, &cb, 1, 0, &a.seq);
 	CHECK(!err, "a NOP fills a queue of depth 1: %s", lane_errname(err));
 	pthread_create(&t, NULL, submit_thread, &a);
 	usleep(200000);
-	t0 = lane_now_ns();
+	t0 = now_ns();
 	err = close(a.fd) ? -errno : 0;
 	CHECK(!err && lane_seconds_since(t0) < 5.0, "close() while another thread is blocked in "
 	      "SUBMIT returns at once: %s in %.0f ms", lane_errname(err),
 	      lane_seconds_since(t0) * 1000);
 	usleep(100000);
-	lane_engines_pause(0);
+	engines_pause(0);
 	pthread_join(t, NULL);
 	CHECK(a.err == 0 && a.seq == 2, "the blocked SUBMIT completes once there is room: "
 	      "expected 0 and seqno 2, got %s and %llu", lane_errname(a.err),
@@ -583,13 +583,13 @@ static void scenario_close(void)
 	cases(1);
 
 	/* Threads hammering one file (DMA, regions, fences) while it is closed. */
-	CHECK(!lane_set_numvfs(1), "one VF enabled");
+	CHECK(!set_numvfs(1), "one VF enabled");
 	for (i = 0; i < rounds; i++) {
-		const char *dev = i % 2 ? "/dev/flex0vf0" : LANE_PF;
+		const char *dev = i % 2 ? "/dev/flex0vf0" : FLEX_PF;
 		struct hammer h[4];
 		volatile int stop = 0;
 		pthread_t th[4];
-		int fd = lane_open(dev), k, bad = 0;
+		int fd = flex_open(dev), k, bad = 0;
 		long ops = 0;
 		char why[200] = "";
 
@@ -602,7 +602,7 @@ static void scenario_close(void)
 			pthread_create(&th[k], NULL, hammer_thread, &h[k]);
 		}
 		usleep(rnd(50000, 400000));
-		t0 = lane_now_ns();
+		t0 = now_ns();
 		err = close(fd) ? -errno : 0;
 		usleep(200000);
 		stop = 1;
@@ -620,7 +620,7 @@ static void scenario_close(void)
 		      "%.1f s after the close", i % 2 ? "VF" : "PF", ops, lane_errname(err), why,
 		      lane_usage_clean(&u) ? "clean" : "NOT clean", lane_seconds_since(t0));
 	}
-	CHECK(!lane_set_numvfs(0), "VF disabled");
+	CHECK(!set_numvfs(0), "VF disabled");
 	free(buf);
 }
 
@@ -784,7 +784,7 @@ static void *mt_worker(void *arg)
 {
 	struct mt_arg *m = arg;
 	uint64_t s = lane_seed_mix(opt.seed, 1000 + m->id), seq;
-	uint8_t *src = xalloc(LANE_MiB + 4096), *dst = xalloc(LANE_MiB + 4096);
+	uint8_t *src = xalloc(MiB + 4096), *dst = xalloc(MiB + 4096);
 	struct flex_region_acquire r = { 0 };
 	int q = -1, err = 0, have = 0;
 
@@ -792,14 +792,14 @@ static void *mt_worker(void *arg)
 		int p2 = *m->phase2;
 
 		if (q < 0) {
-			q = lane_queue_create(m->fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+			q = queue_create(m->fd, FLEX_QUEUE_PRIO_NORMAL, 0);
 			if (q < 0) {
 				snprintf(m->fail, sizeof(m->fail), "QUEUE_CREATE: %s", lane_errname(q));
 				break;
 			}
 		}
 		if (!have) {
-			err = lane_acquire(m->fd, 2 * LANE_MiB * (m->vf ? 1 : lane_range(&s, 1, 3)), &r);
+			err = flex_acquire(m->fd, 2 * MiB * (m->vf ? 1 : lane_range(&s, 1, 3)), &r);
 			if (err == -ENOSPC && (m->vf || p2)) {
 				usleep(1000);
 				continue;
@@ -812,7 +812,7 @@ static void *mt_worker(void *arg)
 			mt_ids[m->id % 64] = r.region_id;
 		}
 		if (lane_chance(&s, 10)) {
-			err = lane_release(m->fd, r.region_id);
+			err = flex_release(m->fd, r.region_id);
 			have = 0;
 			if (err && !((p2 || *m->phase2) && err == -ENOENT)) {
 				snprintf(m->fail, sizeof(m->fail), "REGION_RELEASE: %s", lane_errname(err));
@@ -821,17 +821,17 @@ static void *mt_worker(void *arg)
 			continue;
 		}
 		{
-			uint64_t n = lane_range(&s, 1, LANE_MiB), off = lane_range(&s, 0, r.size - n);
+			uint64_t n = lane_range(&s, 1, MiB), off = lane_range(&s, 0, r.size - n);
 			uint64_t ha = lane_range(&s, 0, 4095);
 			struct flex_cb cbs[2] = {
-				lane_cb_dma(1, src + ha, r.region_id, off, n),
-				lane_cb_dma(0, dst + ha, r.region_id, off, n),
+				cb_dma(1, src + ha, r.region_id, off, n),
+				cb_dma(0, dst + ha, r.region_id, off, n),
 			};
 
 			lane_fill_random(&s, src + ha, n);
 			err = lane_submit(m->fd, q, cbs, 2, FLEX_SUBMIT_BLOCK, &seq);
 			if (!err)
-				err = lane_wait(m->fd, q, seq, WAIT_MS);
+				err = wait_seq(m->fd, q, seq, WAIT_MS);
 			m->ops++;
 			/* The hostile threads may have started during the call. */
 			p2 |= *m->phase2;
@@ -890,7 +890,7 @@ static void *mt_hostile(void *arg)
 			err = lane_queue_op(m->fd, FLEX_IOCTL_QUEUE_DESTROY, (uint32_t)lane_range(&s, 1, 12));
 			break;
 		case 1:
-			err = lane_release(m->fd, mt_ids[lane_range(&s, 0, 63)]);
+			err = flex_release(m->fd, mt_ids[lane_range(&s, 0, 63)]);
 			break;
 		case 2:
 			err = lane_queue_op(m->fd, FLEX_IOCTL_QUEUE_RESET, (uint32_t)lane_range(&s, 1, 12));
@@ -911,7 +911,7 @@ static void threads_on(const char *dev, int vf, int nthreads, double secs, int h
 	struct mt_arg m[12];
 	pthread_t t[12];
 	volatile int stop = 0, phase2 = 0;
-	int fd = lane_open(dev), i, bad = 0;
+	int fd = flex_open(dev), i, bad = 0;
 	long ops = 0, verified = 0;
 	char why[400] = "";
 	struct lane_usage u;
@@ -931,7 +931,7 @@ static void threads_on(const char *dev, int vf, int nthreads, double secs, int h
 		usleep((useconds_t)(secs * 0.5e6));
 	}
 	stop = 1;
-	t0 = lane_now_ns();
+	t0 = now_ns();
 	for (i = 0; i < nthreads + hostile; i++) {
 		pthread_join(t[i], NULL);
 		ops += m[i].ops;
@@ -955,7 +955,7 @@ static void threads_on(const char *dev, int vf, int nthreads, double secs, int h
 			queue_leaked = 1;
 		}
 	}
-	t0 = lane_now_ns();
+	t0 = now_ns();
 	close(fd);
 	if (queue_leaked)
 		contain_queue_leak();
@@ -981,7 +981,7 @@ static void *race_creator(void *arg)
 	struct race_q *r = arg;
 
 	while (!*r->stop) {
-		int q = lane_queue_create(r->fd, FLEX_QUEUE_PRIO_NORMAL, 4);
+		int q = queue_create(r->fd, FLEX_QUEUE_PRIO_NORMAL, 4);
 
 		if (q > 0)
 			r->n++;
@@ -1018,7 +1018,7 @@ static void create_destroy_race(double secs)
 	struct race_q r[7];
 	pthread_t t[7];
 	volatile int stop = 0;
-	int fd = lane_open(LANE_PF), i, bad = 0, listed;
+	int fd = flex_open(FLEX_PF), i, bad = 0, listed;
 	long created = 0, destroyed = 0;
 	long long in_file;
 
@@ -1059,14 +1059,14 @@ static void scenario_threads(void)
 	double secs = opt.quick ? 1 : 4;
 
 	if (!opt.quick)
-		threads_on(LANE_PF, 0, 8, secs, 0);
-	threads_on(LANE_PF, 0, 6, secs, 2);
+		threads_on(FLEX_PF, 0, 8, secs, 0);
+	threads_on(FLEX_PF, 0, 6, secs, 2);
 	create_destroy_race(opt.quick ? 2 : 8);
-	CHECK(!lane_set_numvfs(1), "one VF enabled");
+	CHECK(!set_numvfs(1), "one VF enabled");
 	threads_on("/dev/flex0vf0", 1, 8, secs, 0);
 	if (!opt.quick)
 		threads_on("/dev/flex0vf0", 1, 6, secs, 2);
-	CHECK(!lane_set_numvfs(0), "VF disabled");
+	CHECK(!set_numvfs(0), "VF disabled");
 	if (queue_leaked)
 		contain_queue_leak();
 }
@@ -1086,7 +1086,7 @@ static void *vf_opener(void *arg)
 	uint8_t buf[4096];
 
 	while (!*a->stop) {
-		int fd = lane_open("/dev/flex0vf0");
+		int fd = flex_open("/dev/flex0vf0");
 		struct flex_region_acquire r;
 
 		if (fd < 0) {
@@ -1096,9 +1096,9 @@ static void *vf_opener(void *arg)
 			continue;
 		}
 		a->opens++;
-		if (!lane_acquire(fd, 2 * LANE_MiB, &r)) {
-			int q = lane_queue_create(fd, FLEX_QUEUE_PRIO_NORMAL, 0);
-			struct flex_cb cb = lane_cb_dma(1, buf, r.region_id, 0, sizeof(buf));
+		if (!flex_acquire(fd, 2 * MiB, &r)) {
+			int q = queue_create(fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+			struct flex_cb cb = cb_dma(1, buf, r.region_id, 0, sizeof(buf));
 			uint64_t seq;
 
 			if (q > 0)
@@ -1114,13 +1114,13 @@ static void *vf_toggler(void *arg)
 	struct race_arg *a = arg;
 
 	while (!*a->stop) {
-		int err = lane_set_numvfs(0);
+		int err = set_numvfs(0);
 
 		if (err == -EBUSY)
 			a->busy++;
 		else if (err && !a->bad++)
 			snprintf(a->why, sizeof(a->why), "sriov_numvfs 0: %s", lane_errname(err));
-		err = lane_set_numvfs(2);
+		err = set_numvfs(2);
 		if (!err)
 			a->disables++;
 		else if (err != -EBUSY && !a->bad++)
@@ -1133,70 +1133,70 @@ static void scenario_vfs(void)
 {
 	struct flex_region_acquire r;
 	struct lane_usage u;
-	uint8_t *buf = xalloc(4 * LANE_MiB), *map;
+	uint8_t *buf = xalloc(4 * MiB), *map;
 	int fd, q, err, f, status;
 	uint64_t seq = 0;
 	struct flex_cb cb;
 	pid_t pid;
 
-	if (!CHECK(!lane_set_numvfs(2), "2 VFs enabled"))
+	if (!CHECK(!set_numvfs(2), "2 VFs enabled"))
 		return;
 	/* Open, with DMA held back on the engines. */
-	fd = lane_open("/dev/flex0vf0");
-	q = fd >= 0 ? lane_queue_create(fd, FLEX_QUEUE_PRIO_NORMAL, 0) : -1;
-	if (!CHECK(fd >= 0 && q > 0 && !lane_acquire(fd, 4 * LANE_MiB, &r), "vf0 open with a queue "
+	fd = flex_open("/dev/flex0vf0");
+	q = fd >= 0 ? queue_create(fd, FLEX_QUEUE_PRIO_NORMAL, 0) : -1;
+	if (!CHECK(fd >= 0 && q > 0 && !flex_acquire(fd, 4 * MiB, &r), "vf0 open with a queue "
 		   "and a region"))
 		return;
-	lane_engines_pause(1);
-	cb = lane_cb_dma(1, buf, r.region_id, 0, 4 * LANE_MiB);
+	engines_pause(1);
+	cb = cb_dma(1, buf, r.region_id, 0, 4 * MiB);
 	err = lane_submit(fd, q, &cb, 1, 0, &seq);
 	CHECK(!err, "DMA queued on vf0: %s", lane_errname(err));
-	err = lane_set_numvfs(0);
+	err = set_numvfs(0);
 	CHECK(err == -EBUSY, "sriov_numvfs 0 while vf0 is open with DMA in flight: expected "
 	      "-EBUSY, got %s", lane_errname(err));
-	err = lane_set_numvfs(1);
+	err = set_numvfs(1);
 	CHECK(err == -EBUSY, "sriov_numvfs 2 -> 1: expected -EBUSY, got %s", lane_errname(err));
-	CHECK(lane_num(LANE_SYSFS "/sriov_numvfs") == 2 && lane_path_exists("/dev/flex0vf1"),
+	CHECK(sysfs_num(FLEX_SYSFS "/sriov_numvfs") == 2 && lane_path_exists("/dev/flex0vf1"),
 	      "still 2 VFs, their nodes there");
-	lane_engines_pause(0);
-	err = lane_wait(fd, q, seq, WAIT_MS);
+	engines_pause(0);
+	err = wait_seq(fd, q, seq, WAIT_MS);
 	CHECK(!err, "the DMA completes after the refused disable: %s", lane_errname(err));
-	err = lane_set_numvfs(0);
+	err = set_numvfs(0);
 	CHECK(err == -EBUSY, "sriov_numvfs 0 while vf0 is open and idle: expected -EBUSY, got %s",
 	      lane_errname(err));
 	/* A sync_file of the VF outlives its file: it must not hold the VF up. */
 	f = lane_fence_export(fd, q, seq);
 	CHECK(f >= 0, "fence exported on vf0: %s", lane_errname(f));
 	close(fd);
-	err = lane_set_numvfs(0);
+	err = set_numvfs(0);
 	CHECK(!err, "sriov_numvfs 0 once vf0 is closed (a sync_file of it still open): %s",
 	      lane_errname(err));
-	CHECK(!lane_path_exists("/dev/flex0vf0") && !lane_path_exists(LANE_SYSFS "vf0"),
+	CHECK(!lane_path_exists("/dev/flex0vf0") && !lane_path_exists(FLEX_SYSFS "vf0"),
 	      "vf0's node and sysfs directory are gone");
 	if (f >= 0) {
 		CHECK(lane_sync_status(f) == 1, "the sync_file still reads signalled: got %d",
 		      lane_sync_status(f));
 		close(f);
 	}
-	err = lane_open("/dev/flex0vf0");
+	err = flex_open("/dev/flex0vf0");
 	CHECK(err == -ENOENT, "open of a disabled VF: expected -ENOENT, got %s", lane_errname(err));
 	if (err >= 0)
 		close(err);
 	cases(4);
 
 	/* A mapping holds the VF's file: disabling must wait for the munmap. */
-	CHECK(!lane_set_numvfs(2), "2 VFs enabled again");
-	CHECK(lane_num(LANE_SYSFS "vf0/table_used") == 0 && lane_num(LANE_SYSFS "vf1/table_used") == 0,
+	CHECK(!set_numvfs(2), "2 VFs enabled again");
+	CHECK(sysfs_num(FLEX_SYSFS "vf0/table_used") == 0 && sysfs_num(FLEX_SYSFS "vf1/table_used") == 0,
 	      "the new VFs' tables are empty");
-	fd = lane_open("/dev/flex0vf1");
-	if (!CHECK(fd >= 0 && !lane_acquire(fd, 2 * LANE_MiB, &r), "vf1 open with a region"))
+	fd = flex_open("/dev/flex0vf1");
+	if (!CHECK(fd >= 0 && !flex_acquire(fd, 2 * MiB, &r), "vf1 open with a region"))
 		return;
-	map = mmap(NULL, 2 * LANE_MiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, r.mmap_offset);
+	map = mmap(NULL, 2 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, r.mmap_offset);
 	CHECK(map != MAP_FAILED, "vf1 region mapped");
 	if (map != MAP_FAILED)
 		map[0] = 1;
 	close(fd);
-	err = lane_set_numvfs(0);
+	err = set_numvfs(0);
 	CHECK(err == -EBUSY, "sriov_numvfs 0 with vf1 closed but mapped: expected -EBUSY, got %s",
 	      lane_errname(err));
 	if (!err && map != MAP_FAILED) {
@@ -1213,9 +1213,9 @@ static void scenario_vfs(void)
 			  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 	}
 	if (map != MAP_FAILED)
-		munmap(map, 2 * LANE_MiB);
-	err = lane_set_numvfs(0);
-	CHECK(!err || lane_num(LANE_SYSFS "/sriov_numvfs") == 0, "sriov_numvfs 0 after the munmap: %s",
+		munmap(map, 2 * MiB);
+	err = set_numvfs(0);
+	CHECK(!err || sysfs_num(FLEX_SYSFS "/sriov_numvfs") == 0, "sriov_numvfs 0 after the munmap: %s",
 	      lane_errname(err));
 	CHECK(lane_wait_clean(5000, &u), "device clean after the VFs went");
 	cases(2);
@@ -1227,7 +1227,7 @@ static void scenario_vfs(void)
 		pthread_t t1, t2, t3;
 
 		a.stop = b.stop = &stop;
-		lane_set_numvfs(2);
+		set_numvfs(2);
 		pthread_create(&t1, NULL, vf_opener, &a);
 		pthread_create(&t3, NULL, vf_opener, &b);
 		pthread_create(&t2, NULL, vf_toggler, &b);
@@ -1236,7 +1236,7 @@ static void scenario_vfs(void)
 		pthread_join(t1, NULL);
 		pthread_join(t3, NULL);
 		pthread_join(t2, NULL);
-		err = lane_set_numvfs(0);
+		err = set_numvfs(0);
 		cases(1);
 		CHECK(!a.bad && !b.bad && !err, "opens of vf0 racing enable/disable: %ld opens, %ld "
 		      "refused, %ld enables, %ld disables refused busy; every result clean%s%s%s%s",
@@ -1251,26 +1251,26 @@ static void scenario_vfs(void)
 
 static void scenario_backing(void)
 {
-	long long cap = lane_num(LANE_SYSFS "/backing_cap"), res;
+	long long cap = sysfs_num(FLEX_SYSFS "/backing_cap"), res;
 	struct flex_region_acquire r, p;
 	struct flex_queue_status st;
-	const uint64_t chunk = 8 * LANE_MiB;
+	const uint64_t chunk = 8 * MiB;
 	uint64_t size, off, seq, at;
 	uint8_t *buf = xalloc(chunk), *back = xalloc(chunk), *pm, *map;
-	int fd = lane_open(LANE_PF), q, err, status, fd2, q2;
+	int fd = flex_open(FLEX_PF), q, err, status, fd2, q2;
 	struct flex_cb cbs[64], cb;
 	struct lane_usage u;
 	int n = 0;
 	pid_t pid;
 
-	if (!CHECK(cap >= 16 * (long long)LANE_MiB && cap <= (1LL << 30) && fd >= 0,
+	if (!CHECK(cap >= 16 * (long long)MiB && cap <= (1LL << 30) && fd >= 0,
 		   "backing_cap %lld (16 MiB to 1 GiB for this test), PF open", cap))
 		return;
 	if (!CHECK(lane_wait_clean(5000, &u), "nothing else resident (resident %lld)", u.resident))
 		return;
-	size = ((uint64_t)cap + 64 * LANE_MiB + 2 * LANE_MiB - 1) & ~(2 * LANE_MiB - 1);
-	q = lane_queue_create(fd, FLEX_QUEUE_PRIO_NORMAL, 0);
-	if (!CHECK(q > 0 && !lane_acquire(fd, size, &r) && !lane_acquire(fd, 2 * LANE_MiB, &p),
+	size = ((uint64_t)cap + 64 * MiB + 2 * MiB - 1) & ~(2 * MiB - 1);
+	q = queue_create(fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+	if (!CHECK(q > 0 && !flex_acquire(fd, size, &r) && !flex_acquire(fd, 2 * MiB, &p),
 		   "a region of %llu MiB (backing cap + 64 MiB) and a program region",
 		   (unsigned long long)(size >> 20)))
 		return;
@@ -1280,17 +1280,17 @@ static void scenario_backing(void)
 	 * then one more 8 MiB DMA, which meets the cap 3 MiB into itself, and
 	 * one behind it (cancelled by the fault).
 	 */
-	for (off = 0; off + chunk <= (uint64_t)cap - 3 * LANE_MiB && n < 60; off += chunk)
-		cbs[n++] = lane_cb_dma(1, buf, r.region_id, off, chunk);
-	if (off < (uint64_t)cap - 3 * LANE_MiB)
-		cbs[n++] = lane_cb_dma(1, buf, r.region_id, off, cap - 3 * LANE_MiB - off);
-	off = cap - 3 * LANE_MiB;
-	cbs[n++] = lane_cb_dma(1, buf, r.region_id, off, chunk);
-	cbs[n++] = lane_cb_dma(1, buf, r.region_id, off + chunk, chunk);
+	for (off = 0; off + chunk <= (uint64_t)cap - 3 * MiB && n < 60; off += chunk)
+		cbs[n++] = cb_dma(1, buf, r.region_id, off, chunk);
+	if (off < (uint64_t)cap - 3 * MiB)
+		cbs[n++] = cb_dma(1, buf, r.region_id, off, cap - 3 * MiB - off);
+	off = cap - 3 * MiB;
+	cbs[n++] = cb_dma(1, buf, r.region_id, off, chunk);
+	cbs[n++] = cb_dma(1, buf, r.region_id, off + chunk, chunk);
 	err = lane_submit(fd, q, cbs, n, 0, &seq);
 	if (!CHECK(!err, "%d DMAs of 8 MiB submitted: %s", n, lane_errname(err)))
 		return;
-	err = lane_wait(fd, q, seq, WAIT_MS);
+	err = wait_seq(fd, q, seq, WAIT_MS);
 	lane_status(fd, q, &st);
 	at = st.fault_addr.offset;
 	CHECK(err == -ENOSPC && st.fault_code == FLEX_FAULT_BACKING &&
@@ -1303,24 +1303,24 @@ static void scenario_backing(void)
 	      (unsigned long long)(seq - 1), lane_errname(err), st.fault_code, st.fault_opcode,
 	      (unsigned long long)st.fault_addr.region_id, (unsigned long long)at,
 	      (unsigned long long)st.fault_seqno);
-	res = lane_num(LANE_SYSFS "/resident");
+	res = sysfs_num(FLEX_SYSFS "/resident");
 	CHECK(res <= cap && res >= cap - 4096, "resident at the cap: %lld of %lld", res, cap);
 	/* What was written before the cap is intact. */
-	cb = lane_cb_dma(0, back, r.region_id, 0, chunk);
+	cb = cb_dma(0, back, r.region_id, 0, chunk);
 	err = lane_queue_op(fd, FLEX_IOCTL_QUEUE_RESET, q);
-	err = err ?: lane_submit(fd, q, &cb, 1, 0, &seq) ?: lane_wait(fd, q, seq, WAIT_MS);
+	err = err ?: lane_submit(fd, q, &cb, 1, 0, &seq) ?: wait_seq(fd, q, seq, WAIT_MS);
 	CHECK(!err && !memcmp(buf, back, chunk), "reset, and the first 8 MiB read back intact: %s",
 	      lane_errname(err));
 	/* A compute write past the cap faults too, and writes nothing. */
-	pm = mmap(NULL, 2 * LANE_MiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, p.mmap_offset);
+	pm = mmap(NULL, 2 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, p.mmap_offset);
 	if (pm == MAP_FAILED) {
 		CHECK(0, "mmap of an unbacked region at the cap: %s", strerror(errno));
 	} else {
 		/* A DMA into the unbacked region faults at once. */
-		size_t len = build_fill(buf, size - 4 * LANE_MiB, 1024, 0x77);
+		size_t len = build_fill(buf, size - 4 * MiB, 1024, 0x77);
 
-		cb = lane_cb_dma(1, buf, p.region_id, 0, len);
-		err = lane_submit(fd, q, &cb, 1, 0, &seq) ?: lane_wait(fd, q, seq, WAIT_MS);
+		cb = cb_dma(1, buf, p.region_id, 0, len);
+		err = lane_submit(fd, q, &cb, 1, 0, &seq) ?: wait_seq(fd, q, seq, WAIT_MS);
 		CHECK(err == -ENOSPC, "a DMA of a program into an unbacked page past the cap: "
 		      "expected -ENOSPC, got %s", lane_errname(err));
 		lane_queue_op(fd, FLEX_IOCTL_QUEUE_RESET, q);
@@ -1335,13 +1335,13 @@ static void scenario_backing(void)
 		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS, "a CPU touch past the cap "
 		      "raises SIGBUS: got %s %d", WIFSIGNALED(status) ? "signal" : "exit",
 		      WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-		munmap(pm, 2 * LANE_MiB);
+		munmap(pm, 2 * MiB);
 	}
 	/* Compute: a FILL into unbacked memory past the cap faults BACKING. */
-	build_fill(buf, size - 4 * LANE_MiB, 1024, 0x77);
-	cbs[0] = lane_cb_dma(1, buf, r.region_id, 0, 4096);	/* backed page: the program */
+	build_fill(buf, size - 4 * MiB, 1024, 0x77);
+	cbs[0] = cb_dma(1, buf, r.region_id, 0, 4096);	/* backed page: the program */
 	cbs[1] = cb_compute(r.region_id, 0, r.region_id);
-	err = lane_submit(fd, q, cbs, 2, 0, &seq) ?: lane_wait(fd, q, seq, WAIT_MS);
+	err = lane_submit(fd, q, cbs, 2, 0, &seq) ?: wait_seq(fd, q, seq, WAIT_MS);
 	lane_status(fd, q, &st);
 	CHECK(err == -ENOSPC && st.fault_code == FLEX_FAULT_BACKING &&
 	      st.fault_opcode == FLEX_CB_COMPUTE, "a compute FILL past the cap: expected -ENOSPC "
@@ -1349,32 +1349,32 @@ static void scenario_backing(void)
 	      st.fault_opcode);
 	lane_queue_op(fd, FLEX_IOCTL_QUEUE_RESET, q);
 	/* Another tenant: its DMA faults too while the cap is full. */
-	fd2 = lane_open(LANE_PF);
-	q2 = fd2 >= 0 ? lane_queue_create(fd2, FLEX_QUEUE_PRIO_NORMAL, 0) : -1;
-	CHECK(fd2 >= 0 && q2 > 0 && !lane_acquire(fd2, 2 * LANE_MiB, &p), "a second tenant");
-	cb = lane_cb_dma(1, buf, p.region_id, 0, 4096);
-	err = lane_submit(fd2, q2, &cb, 1, 0, &seq) ?: lane_wait(fd2, q2, seq, WAIT_MS);
+	fd2 = flex_open(FLEX_PF);
+	q2 = fd2 >= 0 ? queue_create(fd2, FLEX_QUEUE_PRIO_NORMAL, 0) : -1;
+	CHECK(fd2 >= 0 && q2 > 0 && !flex_acquire(fd2, 2 * MiB, &p), "a second tenant");
+	cb = cb_dma(1, buf, p.region_id, 0, 4096);
+	err = lane_submit(fd2, q2, &cb, 1, 0, &seq) ?: wait_seq(fd2, q2, seq, WAIT_MS);
 	CHECK(err == -ENOSPC, "the second tenant's DMA while the cap is full: expected -ENOSPC, "
 	      "got %s", lane_errname(err));
 	lane_queue_op(fd2, FLEX_IOCTL_QUEUE_RESET, q2);
 	/* Freed, the device works again for both. */
-	err = lane_release(fd, r.region_id);
-	res = lane_num(LANE_SYSFS "/resident");
+	err = flex_release(fd, r.region_id);
+	res = sysfs_num(FLEX_SYSFS "/resident");
 	CHECK(!err && res == 0, "release of the full region: %s, resident %lld", lane_errname(err),
 	      res);
 	fill_pattern(buf, chunk, 9);
 	memset(back, 0, chunk);
-	cbs[0] = lane_cb_dma(1, buf + 1, p.region_id, 7, 2 * LANE_MiB - 7);
-	cbs[1] = lane_cb_dma(0, back + 3, p.region_id, 7, 2 * LANE_MiB - 7);
-	err = lane_submit(fd2, q2, cbs, 2, 0, &seq) ?: lane_wait(fd2, q2, seq, WAIT_MS);
-	CHECK(!err && !memcmp(buf + 1, back + 3, 2 * LANE_MiB - 7), "after the release a round "
+	cbs[0] = cb_dma(1, buf + 1, p.region_id, 7, 2 * MiB - 7);
+	cbs[1] = cb_dma(0, back + 3, p.region_id, 7, 2 * MiB - 7);
+	err = lane_submit(fd2, q2, cbs, 2, 0, &seq) ?: wait_seq(fd2, q2, seq, WAIT_MS);
+	CHECK(!err && !memcmp(buf + 1, back + 3, 2 * MiB - 7), "after the release a round "
 	      "trip works again: %s", lane_errname(err));
-	err = lane_acquire(fd, 4 * LANE_MiB, &r);
-	map = err ? MAP_FAILED : mmap(NULL, 4 * LANE_MiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+	err = flex_acquire(fd, 4 * MiB, &r);
+	map = err ? MAP_FAILED : mmap(NULL, 4 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 				      r.mmap_offset);
 	if (map != MAP_FAILED) {
-		memset(map, 0x42, 4 * LANE_MiB);
-		munmap(map, 4 * LANE_MiB);
+		memset(map, 0x42, 4 * MiB);
+		munmap(map, 4 * MiB);
 	}
 	CHECK(map != MAP_FAILED, "and the CPU backs pages again (4 MiB written through mmap)");
 	close(fd2);
@@ -1425,21 +1425,21 @@ static int smoke(char *why, size_t len)
 	struct flex_region_acquire r = { 0 };
 	uint8_t src[8192], dst[8192];
 	uint64_t seq;
-	int fd = lane_open(LANE_PF), q, err;
+	int fd = flex_open(FLEX_PF), q, err;
 	struct flex_cb cbs[3];
 
 	if (fd < 0) {
 		snprintf(why, len, "open: %s", lane_errname(fd));
 		return -1;
 	}
-	q = lane_queue_create(fd, FLEX_QUEUE_PRIO_NORMAL, 0);
-	err = q < 0 ? q : lane_acquire(fd, 2 * LANE_MiB, &r);
+	q = queue_create(fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+	err = q < 0 ? q : flex_acquire(fd, 2 * MiB, &r);
 	fill_pattern(src, sizeof(src), 5);
 	build_fill(src + 4096, 0x1000, 16, 0x12345678);
-	cbs[0] = lane_cb_dma(1, src, r.region_id, 0x10000, sizeof(src));
+	cbs[0] = cb_dma(1, src, r.region_id, 0x10000, sizeof(src));
 	cbs[1] = cb_compute(r.region_id, 0x11000, r.region_id);
-	cbs[2] = lane_cb_dma(0, dst, r.region_id, 0x10000, sizeof(src));
-	err = err ?: lane_submit(fd, q, cbs, 3, 0, &seq) ?: lane_wait(fd, q, seq, WAIT_MS);
+	cbs[2] = cb_dma(0, dst, r.region_id, 0x10000, sizeof(src));
+	err = err ?: lane_submit(fd, q, cbs, 3, 0, &seq) ?: wait_seq(fd, q, seq, WAIT_MS);
 	close(fd);
 	if (err) {
 		snprintf(why, len, "round trip: %s", lane_errname(err));
@@ -1471,11 +1471,11 @@ static int reload_cycle(const char *what, int held_fd, void *map, size_t maplen)
 	if (held_fd >= 0)
 		close(held_fd);
 	err = mod_unload();
-	if (!CHECK(!err && !lane_path_exists("/sys/module/flex") && !lane_path_exists(LANE_PF),
+	if (!CHECK(!err && !lane_path_exists("/sys/module/flex") && !lane_path_exists(FLEX_PF),
 		   "rmmod once %s is gone: %s", what, lane_errname(err)))
 		return -1;
 	err = mod_load();
-	if (!CHECK(!err && lane_path_exists(LANE_PF), "insmod %s %.300s: %s", opt.ko, mod_params,
+	if (!CHECK(!err && lane_path_exists(FLEX_PF), "insmod %s %.300s: %s", opt.ko, mod_params,
 		   lane_errname(err)))
 		return -1;
 	err = smoke(why, sizeof(why));
@@ -1508,21 +1508,21 @@ static void scenario_module(void)
 		int f1 = -1, f2 = -1;
 		uint64_t s2;
 
-		fd = lane_open(LANE_PF);
-		q = fd >= 0 ? lane_queue_create(fd, FLEX_QUEUE_PRIO_NORMAL, 0) : -1;
-		err = q < 0 ? q : lane_acquire(fd, 2 * LANE_MiB, &r);
-		map = err ? MAP_FAILED : mmap(NULL, 2 * LANE_MiB, PROT_READ | PROT_WRITE,
+		fd = flex_open(FLEX_PF);
+		q = fd >= 0 ? queue_create(fd, FLEX_QUEUE_PRIO_NORMAL, 0) : -1;
+		err = q < 0 ? q : flex_acquire(fd, 2 * MiB, &r);
+		map = err ? MAP_FAILED : mmap(NULL, 2 * MiB, PROT_READ | PROT_WRITE,
 					      MAP_SHARED, fd, r.mmap_offset);
 		if (!CHECK(map != MAP_FAILED, "a file with a queue and a mapped region: %s",
 			   lane_errname(err)))
 			return;
 		((uint8_t *)map)[0] = 1;
-		err = lane_submit(fd, q, &nop, 1, 0, &s2) ?: lane_wait(fd, q, s2, WAIT_MS);
+		err = lane_submit(fd, q, &nop, 1, 0, &s2) ?: wait_seq(fd, q, s2, WAIT_MS);
 		f2 = err ? err : lane_fence_export(fd, q, s2);
-		lane_engines_pause(1);
+		engines_pause(1);
 		err = lane_submit(fd, q, &nop, 1, 0, &seq);
 		f1 = err ? err : lane_fence_export(fd, q, seq);
-		lane_engines_pause(0);
+		engines_pause(0);
 		close(fd);
 		if (!CHECK(f1 >= 0 && f2 >= 0, "sync_files of a queued and of a completed CB: %s, %s",
 			   lane_errname(f1 < 0 ? f1 : 0), lane_errname(f2 < 0 ? f2 : 0)))
@@ -1530,7 +1530,7 @@ static void scenario_module(void)
 		err = mod_unload();
 		CHECK(err == -EAGAIN || err == -EBUSY, "rmmod while a mapping of a closed file and "
 		      "both sync_files are open: expected -EAGAIN/-EBUSY, got %s", lane_errname(err));
-		munmap(map, 2 * LANE_MiB);
+		munmap(map, 2 * MiB);
 		usleep(100000);
 		err = mod_unload();
 		CHECK(err == -EAGAIN || err == -EBUSY, "rmmod once unmapped, the queued CB's "
@@ -1546,7 +1546,7 @@ static void scenario_module(void)
 		      "unload: status %d", lane_sync_status(f2));
 		close(f2);
 		err = mod_load();
-		if (!CHECK(!err && lane_path_exists(LANE_PF), "insmod %s %.300s: %s", opt.ko,
+		if (!CHECK(!err && lane_path_exists(FLEX_PF), "insmod %s %.300s: %s", opt.ko,
 			   mod_params, lane_errname(err)))
 			return;
 		{
@@ -1560,28 +1560,28 @@ static void scenario_module(void)
 
 	/* An open file (module_unload.sh does this one too). */
 	if (!opt.quick) {
-		fd = lane_open(LANE_PF);
+		fd = flex_open(FLEX_PF);
 		if (reload_cycle("/dev/flex0 is open", fd, NULL, 0))
 			return;
 	}
 	/* A mapping of a closed file. */
-	fd = lane_open(LANE_PF);
-	map = fd >= 0 && !lane_acquire(fd, 2 * LANE_MiB, &r) ?
-	      mmap(NULL, 2 * LANE_MiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, r.mmap_offset) :
+	fd = flex_open(FLEX_PF);
+	map = fd >= 0 && !flex_acquire(fd, 2 * MiB, &r) ?
+	      mmap(NULL, 2 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, r.mmap_offset) :
 	      MAP_FAILED;
 	if (!CHECK(map != MAP_FAILED, "a region mapped"))
 		return;
 	((uint8_t *)map)[0] = 1;
 	close(fd);
-	if (reload_cycle("a mapping of a closed file exists", -1, map, 2 * LANE_MiB))
+	if (reload_cycle("a mapping of a closed file exists", -1, map, 2 * MiB))
 		return;
 	/* A pending fence in a sync_file of a closed file. */
-	fd = lane_open(LANE_PF);
-	q = lane_queue_create(fd, FLEX_QUEUE_PRIO_NORMAL, 0);
-	lane_engines_pause(1);
+	fd = flex_open(FLEX_PF);
+	q = queue_create(fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+	engines_pause(1);
 	err = lane_submit(fd, q, &nop, 1, 0, &seq);
 	f = err ? err : lane_fence_export(fd, q, seq);
-	lane_engines_pause(0);
+	engines_pause(0);
 	CHECK(f >= 0, "a fence exported while its CB was queued: %s", lane_errname(f));
 	close(fd);
 	usleep(100000);
@@ -1593,9 +1593,9 @@ static void scenario_module(void)
 			return;
 	}
 	/* A signalled fence exported after completion: a stub, not the module's. */
-	fd = lane_open(LANE_PF);
-	q = lane_queue_create(fd, FLEX_QUEUE_PRIO_NORMAL, 0);
-	err = lane_submit(fd, q, &nop, 1, 0, &seq) ?: lane_wait(fd, q, seq, WAIT_MS);
+	fd = flex_open(FLEX_PF);
+	q = queue_create(fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+	err = lane_submit(fd, q, &nop, 1, 0, &seq) ?: wait_seq(fd, q, seq, WAIT_MS);
 	f = err ? err : lane_fence_export(fd, q, seq);
 	close(fd);
 	if (f >= 0) {
@@ -1613,11 +1613,11 @@ static void scenario_module(void)
 	}
 	/* Not in --quick: a VF open; then VFs enabled, none open (unload disables them). */
 	if (!opt.quick) {
-		CHECK(!lane_set_numvfs(2), "2 VFs enabled");
-		fd = lane_open("/dev/flex0vf1");
+		CHECK(!set_numvfs(2), "2 VFs enabled");
+		fd = flex_open("/dev/flex0vf1");
 		if (reload_cycle("/dev/flex0vf1 is open", fd, NULL, 0))
 			return;
-		CHECK(!lane_set_numvfs(2), "2 VFs enabled again, none open");
+		CHECK(!set_numvfs(2), "2 VFs enabled again, none open");
 		err = mod_unload();
 		CHECK(!err && !lane_path_exists("/dev/flex0vf0"), "rmmod with VFs enabled and "
 		      "idle: %s", lane_errname(err));
@@ -1664,7 +1664,7 @@ static int fi_setup(char *why, size_t len)
 	int err;
 
 	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
-		err = lane_write_file(knobs[i].file, knobs[i].val);
+		err = sysfs_write(knobs[i].file, knobs[i].val);
 		if (err) {
 			snprintf(why, len, "%s: %s", knobs[i].file, lane_errname(err));
 			return -1;
@@ -1676,16 +1676,16 @@ static int fi_setup(char *why, size_t len)
 /* Back to the defaults, for the tests that run after this one. */
 static void fi_restore(void)
 {
-	lane_write_file("/sys/kernel/debug/failslab/ignore-gfp-wait", "Y");
-	lane_write_file("/sys/kernel/debug/failslab/probability", "0");
-	lane_write_file("/sys/kernel/debug/failslab/times", "1");
-	lane_write_file("/sys/kernel/debug/failslab/verbose", "2");
-	lane_write_file("/sys/kernel/debug/fail_page_alloc/ignore-gfp-wait", "Y");
-	lane_write_file("/sys/kernel/debug/fail_page_alloc/ignore-gfp-highmem", "Y");
-	lane_write_file("/sys/kernel/debug/fail_page_alloc/min-order", "1");
-	lane_write_file("/sys/kernel/debug/fail_page_alloc/probability", "0");
-	lane_write_file("/sys/kernel/debug/fail_page_alloc/times", "1");
-	lane_write_file("/sys/kernel/debug/fail_page_alloc/verbose", "2");
+	sysfs_write("/sys/kernel/debug/failslab/ignore-gfp-wait", "Y");
+	sysfs_write("/sys/kernel/debug/failslab/probability", "0");
+	sysfs_write("/sys/kernel/debug/failslab/times", "1");
+	sysfs_write("/sys/kernel/debug/failslab/verbose", "2");
+	sysfs_write("/sys/kernel/debug/fail_page_alloc/ignore-gfp-wait", "Y");
+	sysfs_write("/sys/kernel/debug/fail_page_alloc/ignore-gfp-highmem", "Y");
+	sysfs_write("/sys/kernel/debug/fail_page_alloc/min-order", "1");
+	sysfs_write("/sys/kernel/debug/fail_page_alloc/probability", "0");
+	sysfs_write("/sys/kernel/debug/fail_page_alloc/times", "1");
+	sysfs_write("/sys/kernel/debug/fail_page_alloc/verbose", "2");
 }
 
 static void fi_arm(int n)
@@ -1745,10 +1745,10 @@ static struct fi_state fi_state(struct fi_ctx *c)
 
 	memset(&s, 0, sizeof(s));
 	s.f = fsnap(c->fd);
-	s.used = lane_num(LANE_SYSFS "/used");
-	s.table_used = c->vf ? lane_num(LANE_SYSFS "vf0/table_used") :
-			      lane_num(LANE_SYSFS "/table_used");
-	s.pinned_dev = lane_num(LANE_DEBUGFS "/pinned_pages");
+	s.used = sysfs_num(FLEX_SYSFS "/used");
+	s.table_used = c->vf ? sysfs_num(FLEX_SYSFS "vf0/table_used") :
+			      sysfs_num(FLEX_SYSFS "/table_used");
+	s.pinned_dev = sysfs_num(LANE_DEBUGFS "/pinned_pages");
 	s.next_fd = next_fd();
 	for (i = 0; i < 2; i++)
 		lane_status(c->fd, c->q[i], &s.st[i]);
@@ -1802,7 +1802,7 @@ static int fc_query(struct fi_ctx *c)
 {
 	struct flex_query q = { 0 };
 
-	return lane_ioctl(c->fd, FLEX_IOCTL_QUERY, &q);
+	return flex_ioctl(c->fd, FLEX_IOCTL_QUERY, &q);
 }
 
 static int fc_same_check(struct fi_ctx *c, int ret, char *why, size_t len)
@@ -1815,7 +1815,7 @@ static int fc_same_check(struct fi_ctx *c, int ret, char *why, size_t len)
 
 static int fc_acquire(struct fi_ctx *c)
 {
-	return lane_acquire(c->fd, 4 * LANE_MiB, &c->got);
+	return flex_acquire(c->fd, 4 * MiB, &c->got);
 }
 
 static int fc_acquire_check(struct fi_ctx *c, int ret, char *why, size_t len)
@@ -1825,9 +1825,9 @@ static int fc_acquire_check(struct fi_ctx *c, int ret, char *why, size_t len)
 
 	if (!ret) {
 		want.f.regions++;
-		want.used += 4 * LANE_MiB;
+		want.used += 4 * MiB;
 		want.table_used++;
-		if (!lane_region_dir_exists(c->got.handle)) {
+		if (!region_dir_exists(c->got.handle)) {
 			snprintf(why, len, "acquired region %llu has no sysfs directory",
 				 (unsigned long long)c->got.handle);
 			return -1;
@@ -1835,7 +1835,7 @@ static int fc_acquire_check(struct fi_ctx *c, int ret, char *why, size_t len)
 	}
 	if (!fi_same(&want, &now, why, len))
 		return -1;
-	if (!ret && (err = lane_release(c->fd, c->got.region_id))) {
+	if (!ret && (err = flex_release(c->fd, c->got.region_id))) {
 		snprintf(why, len, "release of the acquired region: %s", lane_errname(err));
 		return -1;
 	}
@@ -1846,19 +1846,19 @@ static int fc_release_setup(struct fi_ctx *c)
 {
 	struct flex_cb cb;
 	uint64_t seq;
-	int err = lane_acquire(c->fd, 4 * LANE_MiB, &c->got);
+	int err = flex_acquire(c->fd, 4 * MiB, &c->got);
 
 	/* Backed pages, so release frees some. */
-	cb = lane_cb_dma(1, c->src, c->got.region_id, 4096, 3 * 4096);
+	cb = cb_dma(1, c->src, c->got.region_id, 4096, 3 * 4096);
 	err = err ?: lane_submit(c->fd, c->q[0], &cb, 1, 0, &seq) ?:
-	      lane_wait(c->fd, c->q[0], seq, WAIT_MS);
+	      wait_seq(c->fd, c->q[0], seq, WAIT_MS);
 	c->before = fi_state(c);
 	return err;
 }
 
 static int fc_release(struct fi_ctx *c)
 {
-	return lane_release(c->fd, c->got.region_id);
+	return flex_release(c->fd, c->got.region_id);
 }
 
 static int fc_release_check(struct fi_ctx *c, int ret, char *why, size_t len)
@@ -1868,9 +1868,9 @@ static int fc_release_check(struct fi_ctx *c, int ret, char *why, size_t len)
 
 	if (!ret) {
 		want.f.regions--;
-		want.used -= 4 * LANE_MiB;
+		want.used -= 4 * MiB;
 		want.table_used--;
-		if (lane_region_dir_exists(c->got.handle)) {
+		if (region_dir_exists(c->got.handle)) {
 			snprintf(why, len, "released region %llu still has a sysfs directory",
 				 (unsigned long long)c->got.handle);
 			return -1;
@@ -1878,7 +1878,7 @@ static int fc_release_check(struct fi_ctx *c, int ret, char *why, size_t len)
 	}
 	if (!fi_same(&want, &now, why, len))
 		return -1;
-	if (ret && (err = lane_release(c->fd, c->got.region_id))) {
+	if (ret && (err = flex_release(c->fd, c->got.region_id))) {
 		snprintf(why, len, "release after a failed release: %s", lane_errname(err));
 		return -1;
 	}
@@ -1889,14 +1889,14 @@ static int fc_info(struct fi_ctx *c)
 {
 	struct flex_region_info i = { .region_id = c->r.region_id };
 
-	return lane_ioctl(c->fd, FLEX_IOCTL_REGION_INFO, &i);
+	return flex_ioctl(c->fd, FLEX_IOCTL_REGION_INFO, &i);
 }
 
 static int fc_qcreate(struct fi_ctx *c)
 {
 	memset(&c->qc, 0, sizeof(c->qc));
 	c->qc.priority = FLEX_QUEUE_PRIO_NORMAL;
-	return lane_ioctl(c->fd, FLEX_IOCTL_QUEUE_CREATE, &c->qc);
+	return flex_ioctl(c->fd, FLEX_IOCTL_QUEUE_CREATE, &c->qc);
 }
 
 static int fc_qcreate_check(struct fi_ctx *c, int ret, char *why, size_t len)
@@ -1913,7 +1913,7 @@ static int fc_qcreate_check(struct fi_ctx *c, int ret, char *why, size_t len)
 	if (ret)
 		return 0;
 	err = lane_submit(c->fd, c->qc.queue_id, &nop, 1, 0, &seq) ?:
-	      lane_wait(c->fd, c->qc.queue_id, seq, WAIT_MS) ?:
+	      wait_seq(c->fd, c->qc.queue_id, seq, WAIT_MS) ?:
 	      lane_queue_op(c->fd, FLEX_IOCTL_QUEUE_DESTROY, c->qc.queue_id);
 	if (err)
 		snprintf(why, len, "the created queue: NOP and destroy: %s", lane_errname(err));
@@ -1924,14 +1924,14 @@ static int fc_qcreate_check(struct fi_ctx *c, int ret, char *why, size_t len)
 static int fc_qdestroy_setup(struct fi_ctx *c)
 {
 	struct flex_cb cbs[2];
-	int q = lane_queue_create(c->fd, FLEX_QUEUE_PRIO_NORMAL, 0), err;
+	int q = queue_create(c->fd, FLEX_QUEUE_PRIO_NORMAL, 0), err;
 
 	if (q < 0)
 		return q;
 	c->nq = q;
-	cbs[0] = lane_cb_dma(1, c->src, c->r.region_id, 0, 64 * 1024);
+	cbs[0] = cb_dma(1, c->src, c->r.region_id, 0, 64 * 1024);
 	cbs[1] = lane_cb_nop();
-	err = lane_engines_pause(1) ?: lane_submit(c->fd, q, cbs, 2, 0, &c->seq);
+	err = engines_pause(1) ?: lane_submit(c->fd, q, cbs, 2, 0, &c->seq);
 	c->before = fi_state(c);
 	return err;
 }
@@ -1946,7 +1946,7 @@ static int fc_qdestroy_check(struct fi_ctx *c, int ret, char *why, size_t len)
 	struct fi_state now, want = c->before;
 	int err = 0;
 
-	lane_engines_pause(0);
+	engines_pause(0);
 	if (!ret) {
 		want.f.queues--;
 		want.f.pinned -= 64;	/* KiB */
@@ -1971,7 +1971,7 @@ static int fc_reset_setup(struct fi_ctx *c)
 	/* Zeroed device memory is no program: a sticky fault. */
 	cb.compute.program = (struct flex_va){ c->r.region_id, c->r.size - 4096 };
 	err = lane_submit(c->fd, c->q[1], &cb, 1, 0, &seq);
-	if (!err && lane_wait(c->fd, c->q[1], seq, WAIT_MS) != -ENOEXEC)
+	if (!err && wait_seq(c->fd, c->q[1], seq, WAIT_MS) != -ENOEXEC)
 		err = -EPROTO;
 	c->before = fi_state(c);
 	return err;
@@ -2022,28 +2022,28 @@ static int fc_submit_setup(struct fi_ctx *c)
 	if (!strcmp(fi_submit_kind, "NOP")) {
 		fi_cbs[fi_ncbs++] = lane_cb_nop();
 	} else if (!strcmp(fi_submit_kind, "DMA_TO_DEVICE")) {
-		fi_cbs[fi_ncbs++] = lane_cb_dma(1, c->src + 5, c->r.region_id, 0x20001, 200000);
+		fi_cbs[fi_ncbs++] = cb_dma(1, c->src + 5, c->r.region_id, 0x20001, 200000);
 	} else if (!strcmp(fi_submit_kind, "DMA_FROM_DEVICE")) {
 		/* Known contents first. */
-		cb = lane_cb_dma(1, c->src, c->r.region_id, 0x40000, 256 * 1024);
+		cb = cb_dma(1, c->src, c->r.region_id, 0x40000, 256 * 1024);
 		if (lane_submit(c->fd, c->q[1], &cb, 1, 0, &seq) ||
-		    lane_wait(c->fd, c->q[1], seq, WAIT_MS))
+		    wait_seq(c->fd, c->q[1], seq, WAIT_MS))
 			return -EPROTO;
-		fi_cbs[fi_ncbs++] = lane_cb_dma(0, c->dst + 3, c->r.region_id, 0x40000, 256 * 1024 - 3);
+		fi_cbs[fi_ncbs++] = cb_dma(0, c->dst + 3, c->r.region_id, 0x40000, 256 * 1024 - 3);
 	} else if (!strcmp(fi_submit_kind, "COMPUTE")) {
 		build_fill(c->pmap, 0x1000, 1024, 0xc0ffee);
 		fi_cbs[fi_ncbs++] = cb_compute(c->p.region_id, 0, c->r.region_id);
 	} else if (!strcmp(fi_submit_kind, "WAIT")) {
 		/* A WAIT on a CB of q[1] still queued (the engines hold it). */
 		cb = lane_cb_nop();
-		if (lane_engines_pause(1) || lane_submit(c->fd, c->q[1], &cb, 1, 0, &c->seq2))
+		if (engines_pause(1) || lane_submit(c->fd, c->q[1], &cb, 1, 0, &c->seq2))
 			return -EPROTO;
-		fi_cbs[fi_ncbs++] = lane_cb_wait(c->q[1], c->seq2);
+		fi_cbs[fi_ncbs++] = cb_wait(c->q[1], c->seq2);
 	} else {	/* a batch of all of them */
 		build_fill(c->pmap, 0x1000, 1024, 0xc0ffee);
-		fi_cbs[fi_ncbs++] = lane_cb_dma(1, c->src + 5, c->r.region_id, 0x20001, 200000);
+		fi_cbs[fi_ncbs++] = cb_dma(1, c->src + 5, c->r.region_id, 0x20001, 200000);
 		fi_cbs[fi_ncbs++] = cb_compute(c->p.region_id, 0, c->r.region_id);
-		fi_cbs[fi_ncbs++] = lane_cb_dma(0, c->dst + 3, c->r.region_id, 0x20001, 200000);
+		fi_cbs[fi_ncbs++] = cb_dma(0, c->dst + 3, c->r.region_id, 0x20001, 200000);
 		fi_cbs[fi_ncbs++] = lane_cb_nop();
 	}
 	c->before = fi_state(c);
@@ -2064,7 +2064,7 @@ static int fc_submit_check(struct fi_ctx *c, int ret, char *why, size_t len)
 	int err;
 
 	if (!strcmp(fi_submit_kind, "WAIT"))
-		lane_engines_pause(0);
+		engines_pause(0);
 	if (!ret) {
 		want.st[0].submitted += fi_ncbs;
 		now.st[0].submitted = want.st[0].submitted;	/* pins: checked after the wait */
@@ -2080,18 +2080,18 @@ static int fc_submit_check(struct fi_ctx *c, int ret, char *why, size_t len)
 			return -1;
 		}
 		if (!strcmp(fi_submit_kind, "WAIT"))
-			lane_wait(c->fd, c->q[1], c->seq2, WAIT_MS);
+			wait_seq(c->fd, c->q[1], c->seq2, WAIT_MS);
 		return 0;
 	}
-	err = lane_wait(c->fd, c->q[0], c->seq, WAIT_MS);
+	err = wait_seq(c->fd, c->q[0], c->seq, WAIT_MS);
 	if (err) {
 		snprintf(why, len, "the CBs submitted under injection: WAIT %s", lane_errname(err));
 		return -1;
 	}
 	if (!strcmp(fi_submit_kind, "DMA_TO_DEVICE") || !strcmp(fi_submit_kind, "batch")) {
-		cb = lane_cb_dma(0, c->dst + 100, c->r.region_id, 0x20001, 200000);
+		cb = cb_dma(0, c->dst + 100, c->r.region_id, 0x20001, 200000);
 		err = lane_submit(c->fd, c->q[1], &cb, 1, 0, &seq) ?:
-		      lane_wait(c->fd, c->q[1], seq, WAIT_MS);
+		      wait_seq(c->fd, c->q[1], seq, WAIT_MS);
 		if (err || memcmp(c->src + 5, c->dst + 100, 200000)) {
 			snprintf(why, len, "data written by a DMA submitted under injection: %s%s",
 				 lane_errname(err), err ? "" : ", came back different");
@@ -2104,9 +2104,9 @@ static int fc_submit_check(struct fi_ctx *c, int ret, char *why, size_t len)
 		return -1;
 	}
 	if (!strcmp(fi_submit_kind, "COMPUTE") || !strcmp(fi_submit_kind, "batch")) {
-		cb = lane_cb_dma(0, &v, c->r.region_id, 0x1000 + 4 * 1023, 4);
+		cb = cb_dma(0, &v, c->r.region_id, 0x1000 + 4 * 1023, 4);
 		err = lane_submit(c->fd, c->q[1], &cb, 1, 0, &seq) ?:
-		      lane_wait(c->fd, c->q[1], seq, WAIT_MS);
+		      wait_seq(c->fd, c->q[1], seq, WAIT_MS);
 		if (err || v != 0xc0ffee) {
 			snprintf(why, len, "a FILL submitted under injection: %s, word 0x%x",
 				 lane_errname(err), v);
@@ -2132,13 +2132,13 @@ static int fc_wait_setup(struct fi_ctx *c)
 
 static int fc_wait(struct fi_ctx *c)
 {
-	return lane_wait(c->fd, c->q[0], c->seq, WAIT_MS);
+	return wait_seq(c->fd, c->q[0], c->seq, WAIT_MS);
 }
 
 static int fc_fence_setup(struct fi_ctx *c)
 {
 	struct flex_cb nop = lane_cb_nop();
-	int err = lane_engines_pause(1) ?: lane_submit(c->fd, c->q[0], &nop, 1, 0, &c->seq);
+	int err = engines_pause(1) ?: lane_submit(c->fd, c->q[0], &nop, 1, 0, &c->seq);
 
 	c->before = fi_state(c);
 	return err;
@@ -2148,7 +2148,7 @@ static int fc_fence_done_setup(struct fi_ctx *c)
 {
 	struct flex_cb nop = lane_cb_nop();
 	int err = lane_submit(c->fd, c->q[0], &nop, 1, 0, &c->seq) ?:
-		  lane_wait(c->fd, c->q[0], c->seq, WAIT_MS);
+		  wait_seq(c->fd, c->q[0], c->seq, WAIT_MS);
 
 	c->before = fi_state(c);
 	return err;
@@ -2167,7 +2167,7 @@ static int fc_fence_check(struct fi_ctx *c, int ret, char *why, size_t len)
 	struct fi_state now;
 	int st;
 
-	lane_engines_pause(0);
+	engines_pause(0);
 	if (!ret) {
 		struct pollfd p = { .fd = c->newfd, .events = POLLIN };
 
@@ -2177,7 +2177,7 @@ static int fc_fence_check(struct fi_ctx *c, int ret, char *why, size_t len)
 		}
 		close(c->newfd);
 	}
-	lane_wait(c->fd, c->q[0], c->seq, WAIT_MS);
+	wait_seq(c->fd, c->q[0], c->seq, WAIT_MS);
 	now = fi_state(c);
 	c->before.st[0] = now.st[0];
 	return fi_same(&c->before, &now, why, len) ? 0 : -1;
@@ -2186,7 +2186,7 @@ static int fc_fence_check(struct fi_ctx *c, int ret, char *why, size_t len)
 /* open() of the device node. */
 static int fc_open(struct fi_ctx *c)
 {
-	c->newfd = lane_open(c->vf ? "/dev/flex0vf0" : LANE_PF);
+	c->newfd = flex_open(c->vf ? "/dev/flex0vf0" : FLEX_PF);
 	return c->newfd < 0 ? c->newfd : 0;
 }
 
@@ -2197,7 +2197,7 @@ static int fc_open_check(struct fi_ctx *c, int ret, char *why, size_t len)
 
 	if (ret)
 		return fc_same_check(c, ret, why, len);
-	err = lane_acquire(c->newfd, 2 * LANE_MiB, &a);
+	err = flex_acquire(c->newfd, 2 * MiB, &a);
 	close(c->newfd);
 	if (err) {
 		snprintf(why, len, "a file opened under injection: REGION_ACQUIRE %s",
@@ -2210,7 +2210,7 @@ static int fc_open_check(struct fi_ctx *c, int ret, char *why, size_t len)
 /* mmap() of a region. */
 static int fc_mmap(struct fi_ctx *c)
 {
-	c->map = mmap(NULL, 2 * LANE_MiB, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd,
+	c->map = mmap(NULL, 2 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd,
 		      c->r.mmap_offset);
 	return c->map == MAP_FAILED ? -errno : 0;
 }
@@ -2218,7 +2218,7 @@ static int fc_mmap(struct fi_ctx *c)
 static int fc_mmap_check(struct fi_ctx *c, int ret, char *why, size_t len)
 {
 	if (!ret)
-		munmap(c->map, 2 * LANE_MiB);
+		munmap(c->map, 2 * MiB);
 	return fc_same_check(c, ret, why, len);
 }
 
@@ -2234,7 +2234,7 @@ static void fi_fault_case(struct fi_ctx *c, int kmsg)
 	int n, fired = 1, touched = 0, injected = 0, err;
 	char why[400] = "", rep[300];
 
-	err = lane_acquire(c->fd, 2 * LANE_MiB, &fr);
+	err = flex_acquire(c->fd, 2 * MiB, &fr);
 	if (!CHECK(!err, "page fault on %s: a region to map: %s", c->fn, lane_errname(err)))
 		return;
 	for (n = 1; n <= 2000 && fired && !why[0]; n++) {
@@ -2250,7 +2250,7 @@ static void fi_fault_case(struct fi_ctx *c, int kmsg)
 		if (!pid) {
 			char b[16];
 			int nfd = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC), l;
-			volatile uint8_t *map = mmap(NULL, 2 * LANE_MiB, PROT_READ | PROT_WRITE,
+			volatile uint8_t *map = mmap(NULL, 2 * MiB, PROT_READ | PROT_WRITE,
 						     MAP_SHARED, c->fd, fr.mmap_offset);
 
 			if (nfd < 0 || map == MAP_FAILED)
@@ -2279,10 +2279,10 @@ static void fi_fault_case(struct fi_ctx *c, int kmsg)
 		fired = WEXITSTATUS(status) == 1;
 		injected += fired;
 		touched++;
-		cb = lane_cb_dma(0, &v, fr.region_id, off, 1);
+		cb = cb_dma(0, &v, fr.region_id, off, 1);
 		err = lane_submit(c->fd, c->q[1], &cb, 1, 0, &seq) ?:
-		      lane_wait(c->fd, c->q[1], seq, WAIT_MS) ?:
-		      lane_ioctl(c->fd, FLEX_IOCTL_REGION_INFO, &info);
+		      wait_seq(c->fd, c->q[1], seq, WAIT_MS) ?:
+		      flex_ioctl(c->fd, FLEX_IOCTL_REGION_INFO, &info);
 		if (err || v != 0x5c || info.resident != (uint64_t)touched * 4096)
 			snprintf(why, sizeof(why), "allocation %d failed: the byte written reads 0x%x "
 				 "(%s; expected 0x5c), region resident %llu (expected %d pages)", n, v,
@@ -2292,7 +2292,7 @@ static void fi_fault_case(struct fi_ctx *c, int kmsg)
 	}
 	__atomic_fetch_add(&fst->injected, injected, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&fst->survived, injected, __ATOMIC_RELAXED);
-	lane_release(c->fd, fr.region_id);
+	flex_release(c->fd, fr.region_id);
 	CHECK(!why[0], "page fault of a mapping on %s: %d allocation(s) failed one at a time, each "
 	      "fault retried and backed one page%s%s", c->fn, n - 1, why[0] ? "; " : "", why);
 }
@@ -2301,14 +2301,14 @@ static void fi_fault_case(struct fi_ctx *c, int kmsg)
 static int fc_sriov(struct fi_ctx *c)
 {
 	(void)c;
-	return lane_set_numvfs(2);
+	return set_numvfs(2);
 }
 
 static int fc_sriov_check(struct fi_ctx *c, int ret, char *why, size_t len)
 {
-	long long n = lane_num(LANE_SYSFS "/sriov_numvfs");
+	long long n = sysfs_num(FLEX_SYSFS "/sriov_numvfs");
 	int nodes = lane_path_exists("/dev/flex0vf0") + lane_path_exists("/dev/flex0vf1");
-	int dirs = lane_path_exists(LANE_SYSFS "vf0") + lane_path_exists(LANE_SYSFS "vf1");
+	int dirs = lane_path_exists(FLEX_SYSFS "vf0") + lane_path_exists(FLEX_SYSFS "vf1");
 	int err;
 
 	if (ret ? n != 0 || nodes || dirs : n != 2 || nodes != 2 || dirs != 2) {
@@ -2317,10 +2317,10 @@ static int fc_sriov_check(struct fi_ctx *c, int ret, char *why, size_t len)
 		return -1;
 	}
 	if (!ret) {
-		int fd = lane_open("/dev/flex0vf1");
+		int fd = flex_open("/dev/flex0vf1");
 		struct flex_region_acquire a;
 
-		err = fd < 0 ? fd : lane_acquire(fd, 2 * LANE_MiB, &a);
+		err = fd < 0 ? fd : flex_acquire(fd, 2 * MiB, &a);
 		if (fd >= 0)
 			close(fd);
 		if (err) {
@@ -2328,7 +2328,7 @@ static int fc_sriov_check(struct fi_ctx *c, int ret, char *why, size_t len)
 				 lane_errname(err));
 			return -1;
 		}
-		err = lane_set_numvfs(0);
+		err = set_numvfs(0);
 		if (err) {
 			snprintf(why, len, "disable: %s", lane_errname(err));
 			return -1;
@@ -2439,25 +2439,25 @@ static void scenario_inject(void)
 	if (!CHECK(nth_fd >= 0, "/proc/thread-self/fail-nth opened"))
 		return;
 	kmsg = lane_kmsg_mark();
-	lane_set_numvfs(1);
+	set_numvfs(1);
 	for (v = 0; v < 2; v++) {
 		struct fi_ctx c;
 
 		memset(&c, 0, sizeof(c));
 		c.vf = v;
 		c.fn = v ? "vf0" : "pf";
-		c.fd = lane_open(v ? "/dev/flex0vf0" : LANE_PF);
-		c.q[0] = lane_queue_create(c.fd, FLEX_QUEUE_PRIO_NORMAL, 0);
-		c.q[1] = lane_queue_create(c.fd, FLEX_QUEUE_PRIO_NORMAL, 0);
-		c.src = xalloc(LANE_MiB);
-		c.dst = xalloc(LANE_MiB);
+		c.fd = flex_open(v ? "/dev/flex0vf0" : FLEX_PF);
+		c.q[0] = queue_create(c.fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+		c.q[1] = queue_create(c.fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+		c.src = xalloc(MiB);
+		c.dst = xalloc(MiB);
 		if (!CHECK(c.fd >= 0 && c.q[0] > 0 && c.q[1] > 0 &&
-			   !lane_acquire(c.fd, 4 * LANE_MiB, &c.r) &&
-			   !lane_acquire(c.fd, 2 * LANE_MiB, &c.p) &&
-			   !lane_acquire(c.fd, 2 * LANE_MiB, &c.got), "%s: a file, 2 queues and 3 "
+			   !flex_acquire(c.fd, 4 * MiB, &c.r) &&
+			   !flex_acquire(c.fd, 2 * MiB, &c.p) &&
+			   !flex_acquire(c.fd, 2 * MiB, &c.got), "%s: a file, 2 queues and 3 "
 			   "regions", c.fn))
 			break;
-		c.pmap = mmap(NULL, 2 * LANE_MiB, PROT_READ | PROT_WRITE, MAP_SHARED, c.fd,
+		c.pmap = mmap(NULL, 2 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, c.fd,
 			      c.p.mmap_offset);
 		if (!CHECK(c.pmap != MAP_FAILED, "%s: program region mapped", c.fn))
 			break;
@@ -2486,22 +2486,22 @@ static void scenario_inject(void)
 		}
 		if (!v || !opt.quick)
 			fi_fault_case(&c, kmsg);
-		munmap(c.pmap, 2 * LANE_MiB);	/* a mapping would hold the VF open */
+		munmap(c.pmap, 2 * MiB);	/* a mapping would hold the VF open */
 		close(c.fd);
 		free(c.src);
 		free(c.dst);
 	}
-	CHECK(!lane_set_numvfs(0), "the VF disabled after its cases");
+	CHECK(!set_numvfs(0), "the VF disabled after its cases");
 	{
 		struct fi_ctx c;
 
 		memset(&c, 0, sizeof(c));
 		c.fn = "the PF's sysfs";
-		c.fd = lane_open(LANE_PF);
-		c.q[0] = c.q[1] = lane_queue_create(c.fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+		c.fd = flex_open(FLEX_PF);
+		c.q[0] = c.q[1] = queue_create(c.fd, FLEX_QUEUE_PRIO_NORMAL, 0);
 		fi_run_case(&c, &sriov, kmsg);
 		close(c.fd);
-		lane_set_numvfs(0);
+		set_numvfs(0);
 	}
 	close(nth_fd);
 	fi_restore();
@@ -2544,7 +2544,7 @@ static void run_scenario(int i)
 	struct lane_usage u;
 	char ubuf[256], rep[300];
 	int status, kmsg = lane_kmsg_mark(), nrep;
-	int64_t t0 = lane_now_ns();
+	int64_t t0 = now_ns();
 	pid_t pid;
 
 	scen = scenarios[i].name;
@@ -2569,12 +2569,12 @@ static void run_scenario(int i)
 			   WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 	}
 	/* Whatever happened, leave the device as the next one expects it. */
-	lane_engines_pause(0);
-	if (lane_num(LANE_SYSFS "/sriov_numvfs") > 0)
-		lane_set_numvfs(0);
+	engines_pause(0);
+	if (sysfs_num(FLEX_SYSFS "/sriov_numvfs") > 0)
+		set_numvfs(0);
 	lane_wait_clean(5000, &u);
 	lane_usage_str(&u, ubuf, sizeof(ubuf));
-	lane_check(lane_usage_clean(&u) && lane_num(LANE_SYSFS "/sriov_numvfs") == 0 &&
+	lane_check(lane_usage_clean(&u) && sysfs_num(FLEX_SYSFS "/sriov_numvfs") == 0 &&
 		   u.refcnt == 0, "%s: the device is clean afterwards, no VF, the module's "
 		   "refcnt 0 (%s)", scen, ubuf);
 	nrep = lane_kmsg_scan(kmsg, rep, sizeof(rep));
@@ -2594,9 +2594,9 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, i;
-	int64_t t0 = lane_now_ns();
+	int64_t t0 = now_ns();
 
-	opt.seed = (uint64_t)lane_now_ns();
+	opt.seed = (uint64_t)now_ns();
 	opt.ko = getenv("FLEX_KO");
 	if (opt.ko && !*opt.ko)
 		opt.ko = NULL;
@@ -2621,8 +2621,8 @@ int main(int argc, char **argv)
 	lane_tap_init();
 	lane_diag("flex_faults: seed 0x%llx%s, FLEX_KO %s", (unsigned long long)opt.seed,
 		  opt.quick ? ", quick" : "", opt.ko ? opt.ko : "(unset)");
-	if (!lane_path_exists(LANE_PF)) {
-		lane_check(0, "setup: " LANE_PF " exists (is flex.ko loaded?)");
+	if (!lane_path_exists(FLEX_PF)) {
+		lane_check(0, "setup: " FLEX_PF " exists (is flex.ko loaded?)");
 		return lane_tap_done();
 	}
 	for (i = 0; i < (int)(sizeof(scenarios) / sizeof(scenarios[0])); i++)

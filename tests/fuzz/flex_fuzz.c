@@ -674,7 +674,7 @@ static long long settle(const char *path, long long want, int ms)
 	long long v;
 
 	for (;;) {
-		v = sysfs_num(path);
+		v = sysfs_num("%s", path);
 		if (v == want || now_ns() >= end)
 			return v;
 		usleep(50000);
@@ -888,22 +888,22 @@ int main(int argc, char **argv)
 		printf("1..%d\n", tap_n);
 		return 1;
 	}
-	sysfs_write_str(FLEX_DEBUGFS "/engines_paused", "0");
+	sysfs_write(FLEX_DEBUGFS "/engines_paused", "0");
 	total_vfs = (int)sysfs_num(FLEX_SYSFS "/sriov_totalvfs");
 	if (opt.vfs > total_vfs)
 		opt.vfs = total_vfs > 0 ? total_vfs : 0;
 	sh->nr_vfs = opt.vfs;
 	if (opt.vfs) {
 		snprintf(buf, sizeof(buf), "%d", opt.vfs);
-		sysfs_write_str(FLEX_SYSFS "/sriov_numvfs", "0");
-		err = sysfs_write_str(FLEX_SYSFS "/sriov_numvfs", buf);
+		sysfs_write(FLEX_SYSFS "/sriov_numvfs", "0");
+		err = sysfs_write(FLEX_SYSFS "/sriov_numvfs", buf);
 		v = sysfs_num(FLEX_SYSFS "/sriov_numvfs");
 		tap(!err && v == opt.vfs, "setup: enable %d VFs through sriov_numvfs "
 		    "(expected 0 and %d, got %s and %lld)", opt.vfs, opt.vfs, errname(-err), v);
 	}
 	/* Workers may change the PF's quotas (op_sysfs); they go back after. */
-	sysfs_read_str(FLEX_SYSFS "/quota_capacity", quota_capacity, sizeof(quota_capacity));
-	sysfs_read_str(FLEX_SYSFS "/quota_backing", quota_backing, sizeof(quota_backing));
+	sysfs_read(FLEX_SYSFS "/quota_capacity", quota_capacity, sizeof(quota_capacity));
+	sysfs_read(FLEX_SYSFS "/quota_backing", quota_backing, sizeof(quota_backing));
 	probes();
 
 	start = now_ns();
@@ -941,7 +941,7 @@ int main(int argc, char **argv)
 				w->killed = 1;
 				kill(w->pid, SIGKILL);
 				/* Its queues' work was in flight; unpause if it paused. */
-				sysfs_write_str(FLEX_DEBUGFS "/engines_paused", "0");
+				sysfs_write(FLEX_DEBUGFS "/engines_paused", "0");
 				if (nworkers < MAX_WORKERS)
 					spawn(w->index, w->gen + 1);
 			}
@@ -964,7 +964,7 @@ int main(int argc, char **argv)
 
 	/* Stop: every thread finishes its call and the workers exit. */
 	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
-	sysfs_write_str(FLEX_DEBUGFS "/engines_paused", "0");
+	sysfs_write(FLEX_DEBUGFS "/engines_paused", "0");
 	if (reap(30000)) {
 		for (i = 0; i < nworkers; i++) {
 			if (!workers[i].done) {
@@ -1024,14 +1024,14 @@ int main(int argc, char **argv)
 
 	/* The device is clean once every worker is gone. */
 	if (quota_capacity[0])
-		sysfs_write_str(FLEX_SYSFS "/quota_capacity", quota_capacity);
+		sysfs_write(FLEX_SYSFS "/quota_capacity", quota_capacity);
 	if (quota_backing[0])
-		sysfs_write_str(FLEX_SYSFS "/quota_backing", quota_backing);
+		sysfs_write(FLEX_SYSFS "/quota_backing", quota_backing);
 	if (opt.vfs) {
 		int64_t end = now_ns() + 3000000000LL;
 
 		do {
-			err = sysfs_write_str(FLEX_SYSFS "/sriov_numvfs", "0");
+			err = sysfs_write(FLEX_SYSFS "/sriov_numvfs", "0");
 		} while (err == -EBUSY && now_ns() < end && !usleep(100000));
 		v = sysfs_num(FLEX_SYSFS "/sriov_numvfs");
 		tap(!err && v == 0, "teardown: VFs disable (expected 0 and sriov_numvfs 0, "

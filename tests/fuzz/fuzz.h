@@ -21,8 +21,10 @@
 #include <linux/flex.h>
 #include <linux/flex_isa.h>
 
+/* FLEX_SYSFS, sysfs_read(), sysfs_num(), sysfs_write(), region_dir_exists() */
+#include "flex_sysfs.h"
+
 #define FLEX_DEV	"/dev/flex0"
-#define FLEX_SYSFS	"/sys/class/flex/flex0"
 #define FLEX_DEBUGFS	"/sys/kernel/debug/flex/flex0"
 #define PAGE		4096UL
 #define MiB		(1ULL << 20)
@@ -319,9 +321,5 @@ void op_pause(struct tctx *t);
 void op_sriov(struct tctx *t);
 void op_reopen(struct tctx *t);
 int slot_open(struct tctx *t, int slot);
-int sysfs_read_str(const char *path, char *buf, size_t len);
-long long sysfs_num(const char *path);
-int sysfs_write_str(const char *path, const char *val);
-int region_alive(__u64 handle);
 
 #endif /* FLEX_FUZZ_H */

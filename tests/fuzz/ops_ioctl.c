@@ -375,7 +375,7 @@ void op_release(struct tctx *t)
 		if (s.regions[i].id != rel.region_id)
 			continue;
 		model_del_region(t, &s, rel.region_id);
-		if (!region_alive(s.regions[i].handle))
+		if (!region_dir_exists(s.regions[i].handle))
 			maps_mark_released(t->p, s.slot, s.gen, s.regions[i].handle);
 		break;
 	}

@@ -517,7 +517,7 @@ void op_touch(struct tctx *t)
 					  "address %p, mapping history: %s; /proc/self/maps: %s",
 					  write ? "write" : "read", m->handle,
 					  (size_t)(p - m->addr) / PAGE, pages, m->slot, m->gen,
-					  region_alive(m->handle) ? "still exists" : "is gone",
+					  region_dir_exists(m->handle) ? "still exists" : "is gone",
 					  p, m->hist, line);
 			}
 		}

@@ -15,53 +15,6 @@
 
 #include "fuzz.h"
 
-int sysfs_read_str(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	if (n && buf[n - 1] == '\n')
-		buf[n - 1] = '\0';
-	return 0;
-}
-
-long long sysfs_num(const char *path)
-{
-	char buf[64];
-
-	if (sysfs_read_str(path, buf, sizeof(buf)))
-		return -1;
-	return strtoll(buf, NULL, 0);
-}
-
-int sysfs_write_str(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n < 0 ? -errno : 0;
-}
-
-/* The region of that handle exists (handles are never reused). */
-int region_alive(__u64 handle)
-{
-	char path[96];
-
-	snprintf(path, sizeof(path), FLEX_SYSFS "/regions/%llu", handle);
-	return access(path, F_OK) == 0;
-}
-
 /* Opens slot @slot on the PF or a VF; the slot's model starts empty. */
 int slot_open(struct tctx *t, int slot)
 {
@@ -128,7 +81,7 @@ static void fdinfo(struct tctx *t)
 	if (take_snap(t, rnd(&t->r, NR_SLOTS), &s))
 		return;
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", s.fd);
-	err = sysfs_read_str(path, buf, sizeof(buf));
+	err = sysfs_read(path, buf, sizeof(buf));
 	if (snap_stale(t, &s))
 		return;
 	if (err)
@@ -158,8 +111,8 @@ static void quota_write(struct tctx *t)
 	else
 		snprintf(path, sizeof(path), FLEX_SYSFS "/%s",
 			 backing ? "quota_backing" : "quota_capacity");
-	if (sysfs_read_str(FLEX_SYSFS "/backing_cap", dflt, sizeof(dflt)) || !backing)
-		sysfs_read_str(FLEX_SYSFS "/capacity", dflt, sizeof(dflt));
+	if (sysfs_read(FLEX_SYSFS "/backing_cap", dflt, sizeof(dflt)) || !backing)
+		sysfs_read(FLEX_SYSFS "/capacity", dflt, sizeof(dflt));
 	if (x < 45) {
 		snprintf(val, sizeof(val), "%s", dflt);
 	} else if (x < 85) {
@@ -174,7 +127,7 @@ static void quota_write(struct tctx *t)
 		expect = EINVAL;
 	}
 	count(&sh->sysfs, 1);
-	err = -sysfs_write_str(path, val);
+	err = -sysfs_write(path, val);
 	/* ENOENT: the VF went away (sriov_numvfs) meanwhile. */
 	if (err != expect && err != ENOENT)
 		violation(t, &sh->bad_sysfs, "writing %s to %s: errno %s, expected %s", val, path,
@@ -210,7 +163,7 @@ void op_sysfs(struct tctx *t)
 	case 0:
 		snprintf(path, sizeof(path), FLEX_SYSFS "/%s",
 			 dev_attrs[rnd(r, sizeof(dev_attrs) / sizeof(dev_attrs[0]))]);
-		err = sysfs_read_str(path, buf, sizeof(buf));
+		err = sysfs_read(path, buf, sizeof(buf));
 		if (err)
 			sysfs_bad(t, path, err);
 		break;
@@ -232,7 +185,7 @@ void op_sysfs(struct tctx *t)
 		closedir(d);
 		if (path[0]) {
 			/* ENODEV: removed between open() and read() (kernfs). */
-			err = sysfs_read_str(path, buf, sizeof(buf));
+			err = sysfs_read(path, buf, sizeof(buf));
 			if (err && err != -ENOENT && err != -ENODEV)
 				sysfs_bad(t, path, err);
 		}
@@ -240,7 +193,7 @@ void op_sysfs(struct tctx *t)
 	case 2:	/* a VF's attributes, while VFs may be toggled */
 		snprintf(path, sizeof(path), FLEX_SYSFS "vf%d/%s", rnd(r, 4),
 			 chance(r, 50) ? "table_used" : "function");
-		err = sysfs_read_str(path, buf, sizeof(buf));
+		err = sysfs_read(path, buf, sizeof(buf));
 		if (err && err != -ENOENT && err != -ENODEV)
 			sysfs_bad(t, path, err);
 		break;
@@ -253,7 +206,7 @@ void op_sysfs(struct tctx *t)
 		else
 			snprintf(path, sizeof(path), FLEX_DEBUGFS "/vf%d/table",
 				 rnd(r, sh->nr_vfs + 1));
-		err = sysfs_read_str(path, buf, sizeof(buf));
+		err = sysfs_read(path, buf, sizeof(buf));
 		if (err && err != -ENOENT)
 			sysfs_bad(t, path, err);
 		break;
@@ -264,10 +217,10 @@ void op_sysfs(struct tctx *t)
 void op_pause(struct tctx *t)
 {
 	count(&sh->sysfs, 2);
-	if (sysfs_write_str(FLEX_DEBUGFS "/engines_paused", "1"))
+	if (sysfs_write(FLEX_DEBUGFS "/engines_paused", "1"))
 		return;
 	usleep(1000 + rnd(&t->r, 15000));
-	sysfs_write_str(FLEX_DEBUGFS "/engines_paused", "0");
+	sysfs_write(FLEX_DEBUGFS "/engines_paused", "0");
 }
 
 /*
@@ -299,7 +252,7 @@ void op_sriov(struct tctx *t)
 		expect_fail = EINVAL;
 	}
 	count(&sh->sysfs, 1);
-	err = -sysfs_write_str(FLEX_SYSFS "/sriov_numvfs", val);
+	err = -sysfs_write(FLEX_SYSFS "/sriov_numvfs", val);
 	if (expect_fail && err != expect_fail && err != ERANGE && err != EINVAL)
 		violation(t, &sh->bad_sysfs, "writing %s (%s) to sriov_numvfs: errno %s, "
 			  "expected %s", what, val, errname(err), errname(expect_fail));
@@ -310,7 +263,7 @@ void op_sriov(struct tctx *t)
 		/* They went away: bring them back (another thread may first). */
 		snprintf(val, sizeof(val), "%d", sh->nr_vfs);
 		count(&sh->sysfs, 1);
-		err = -sysfs_write_str(FLEX_SYSFS "/sriov_numvfs", val);
+		err = -sysfs_write(FLEX_SYSFS "/sriov_numvfs", val);
 		if (err && err != EBUSY)
 			violation(t, &sh->bad_sysfs, "re-enabling %d VFs: errno %s, expected 0 or "
 				  "EBUSY", sh->nr_vfs, errname(err));

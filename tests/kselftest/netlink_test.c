@@ -363,6 +363,79 @@ static int ev_count(struct objs *ev, int cmd)
 	return n;
 }
 
+/* ---- extended ACKs ---- */
+
+struct ack {
+	int err;		/* the kernel's error, negative errno, or 0 */
+	char msg[64];		/* NLMSGERR_ATTR_MSG, or "" */
+	int offs_type;		/* type of the attribute at NLMSGERR_ATTR_OFFS, or -1 */
+	int miss_type;		/* NLMSGERR_ATTR_MISS_TYPE, or -1 */
+};
+
+/*
+ * The error and its extended ACK: the TLVs follow the echoed request (the
+ * socket does not cap it), and NLMSGERR_ATTR_OFFS is an offset into that
+ * request, from its nlmsghdr.
+ */
+static int on_error_ack(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
+{
+	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
+	size_t off = sizeof(*e) + e->msg.nlmsg_len - NLMSG_HDRLEN;
+	struct ack *ack = arg;
+	struct nlattr *a;
+	int rem;
+
+	(void)nla;
+	ack->err = e->error;
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS) || (nlh->nlmsg_flags & NLM_F_CAPPED))
+		return NL_STOP;
+	off = NLMSG_ALIGN(off);
+	rem = nlmsg_datalen(nlh) - (int)off;
+	for (a = (struct nlattr *)((char *)e + off); rem > 0 && nla_ok(a, rem);
+	     a = nla_next(a, &rem)) {
+		switch (nla_type(a)) {
+		case NLMSGERR_ATTR_MSG:
+			snprintf(ack->msg, sizeof(ack->msg), "%s", (char *)nla_data(a));
+			break;
+		case NLMSGERR_ATTR_OFFS: {
+			__u32 o = nla_get_u32(a);
+
+			if (o + sizeof(struct nlattr) <= e->msg.nlmsg_len)
+				ack->offs_type = nla_type((struct nlattr *)((char *)&e->msg + o));
+			break;
+		}
+		case NLMSGERR_ATTR_MISS_TYPE:
+			ack->miss_type = nla_get_u32(a);
+			break;
+		}
+	}
+	return NL_STOP;
+}
+
+/* A doit request with u32 attributes; its answer and extended ACK in @ack. */
+static int nl_do_ack(struct nl *c, int cmd, const struct kv *kv, struct ack *ack)
+{
+	struct nl_cb *cb = nl_cb_alloc(NL_CB_DEFAULT);
+	struct nl_msg *msg = req(c, cmd, 0, kv);
+	int one = 1, err;
+	struct objs o;
+
+	memset(ack, 0, sizeof(*ack));
+	ack->offs_type = ack->miss_type = -1;
+	memset(&o, 0, sizeof(o));
+	setsockopt(nl_socket_get_fd(c->sk), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_valid, &o);
+	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_ack, NULL);
+	nl_cb_err(cb, NL_CB_CUSTOM, on_error_ack, ack);
+	err = nl_send_auto(c->sk, msg);
+	nlmsg_free(msg);
+	if (err >= 0)
+		err = nl_recvmsgs(c->sk, cb);
+	nl_cb_put(cb);
+	objs_free(&o);
+	return err < 0 && !ack->err ? -1000 + err : ack->err;
+}
+
 /* ---- the tests ---- */
 
 FIXTURE(nl) {
@@ -815,6 +888,110 @@ TEST_F(nl, strict_validation)
 	nla_put_u32(msg, FLEX_A_DEVICE_INDEX, 0);
 	EXPECT_EQ(-EINVAL, nl_xfer(&self->c, msg, &o));
 	objs_free(&o);
+}
+
+/*
+ * Every doit resolves its device the same way (the family's pre_doit): a
+ * missing FLEX_A_DEVICE_INDEX is -EINVAL and reported missing, an unknown
+ * one -ENODEV with "no such device" at that attribute. Each refusal, and
+ * each doit that fails after the lookup, leaves the family usable: the
+ * lock taken by pre_doit is dropped (a leak would hang the next request).
+ */
+TEST_F(nl, every_doit_resolves_its_device_once)
+{
+	static const struct {
+		const char *name;
+		int cmd;
+		int sel[2];	/* its other selectors */
+	} cmds[] = {
+		{ "DEVICE_GET", FLEX_CMD_DEVICE_GET, { 0, 0 } },
+		{ "REGION_GET", FLEX_CMD_REGION_GET, { FLEX_A_REGION_HANDLE, 0 } },
+		{ "QUEUE_GET", FLEX_CMD_QUEUE_GET, { FLEX_A_QUEUE_HANDLE, 0 } },
+		{ "TABLE_GET", FLEX_CMD_TABLE_GET, { FLEX_A_FN, FLEX_A_TABLE_INDEX } },
+	};
+	/* Past the devices loaded, the driver's last index (7), past it, far past. */
+	long long ndev = sysfs_num("/sys/module/flex/parameters/num_devices");
+	const __u32 unknown[] = { ndev, 7, 8, 1000 };
+	struct kv pf[] = { { FLEX_A_DEVICE_INDEX, 0 }, { FLEX_A_FN, FLEX_NL_FN_PF }, END };
+	struct flex_region_acquire r;
+	struct ack ack;
+	struct objs o;
+	struct obj *e;
+	__u32 qhandle, tindex;
+	unsigned int i, j;
+	int q;
+
+	ASSERT_LT(0, ndev);
+	ASSERT_GT(7, ndev) TH_LOG("index 7 must name no device here");
+	ASSERT_EQ(0, flex_acquire(self->fd, 2 * MiB, &r));
+	q = queue_create(self->fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+	ASSERT_LT(0, q);
+	ASSERT_EQ(0, nl_do(&self->c, FLEX_CMD_QUEUE_GET, 1, pf, &o));
+	ASSERT_EQ(1, o.n);
+	qhandle = o.o[0].v[FLEX_QUEUE_A_HANDLE];
+	objs_free(&o);
+	/* A PF entry's index is its place in device memory, not a LUT slot. */
+	ASSERT_EQ(0, nl_do(&self->c, FLEX_CMD_TABLE_GET, 1, pf, &o));
+	e = find(&o, FLEX_ENTRY_A_HANDLE, r.handle);
+	ASSERT_NE(NULL, e);
+	tindex = e->v[FLEX_ENTRY_A_INDEX];
+	objs_free(&o);
+
+	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
+		__u32 good[2] = { 0, 0 };
+		struct kv k[4];
+		int n;
+
+		/* The selectors of an object that exists. */
+		for (j = 0; j < 2; j++)
+			good[j] = cmds[i].sel[j] == FLEX_A_REGION_HANDLE ? r.handle :
+				  cmds[i].sel[j] == FLEX_A_QUEUE_HANDLE ? qhandle :
+				  cmds[i].sel[j] == FLEX_A_TABLE_INDEX ? tindex :
+				  FLEX_NL_FN_PF;
+
+		/* No device index: -EINVAL, the attribute reported missing. */
+		for (n = 0, j = 0; j < 2; j++)
+			if (cmds[i].sel[j])
+				k[n++] = (struct kv){ cmds[i].sel[j], good[j] };
+		k[n] = (struct kv)END;
+		EXPECT_EQ(-EINVAL, nl_do_ack(&self->c, cmds[i].cmd, k, &ack))
+			TH_LOG("%s without FLEX_A_DEVICE_INDEX", cmds[i].name);
+		EXPECT_EQ(FLEX_A_DEVICE_INDEX, ack.miss_type)
+			TH_LOG("%s: missing attribute reported", cmds[i].name);
+
+		/* Unknown devices: -ENODEV, at the device attribute. */
+		for (j = 0; j < ARRAY_SIZE(unknown); j++) {
+			k[n] = (struct kv){ FLEX_A_DEVICE_INDEX, unknown[j] };
+			k[n + 1] = (struct kv)END;
+			EXPECT_EQ(-ENODEV, nl_do_ack(&self->c, cmds[i].cmd, k, &ack))
+				TH_LOG("%s on device %u", cmds[i].name, unknown[j]);
+			EXPECT_STREQ("no such device", ack.msg)
+				TH_LOG("%s on device %u: extack message", cmds[i].name, unknown[j]);
+			EXPECT_EQ(FLEX_A_DEVICE_INDEX, ack.offs_type)
+				TH_LOG("%s on device %u: extack attribute", cmds[i].name, unknown[j]);
+		}
+
+		/* Device 0 and the object: the reply. */
+		k[n] = (struct kv){ FLEX_A_DEVICE_INDEX, 0 };
+		k[n + 1] = (struct kv)END;
+		ASSERT_EQ(0, nl_do(&self->c, cmds[i].cmd, 0, k, &o))
+			TH_LOG("%s on device 0 after the refusals", cmds[i].name);
+		EXPECT_EQ(1, o.n) TH_LOG("%s: replies", cmds[i].name);
+		objs_free(&o);
+
+		/* A doit failing after the lookup (no such object), then one more. */
+		if (cmds[i].sel[0]) {
+			k[cmds[i].sel[1] ? 1 : 0].val = 0xfffff;
+			EXPECT_EQ(-ENOENT, nl_do(&self->c, cmds[i].cmd, 0, k, &o))
+				TH_LOG("%s on an object that does not exist", cmds[i].name);
+			objs_free(&o);
+		}
+		ASSERT_EQ(0, nl_do(&self->c, FLEX_CMD_DEVICE_GET, 0, k + n, &o))
+			TH_LOG("DEVICE_GET after %s", cmds[i].name);
+		objs_free(&o);
+	}
+	ASSERT_EQ(0, queue_destroy(self->fd, q));
+	ASSERT_EQ(0, flex_release(self->fd, r.region_id));
 }
 
 TEST_F(nl, region_events_and_none_without_joining)

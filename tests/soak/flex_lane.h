@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Helpers shared by the soak (tests/soak/flex_soak.c) and the fault lane
- * (tests/faults/flex_faults.c): raw ioctls that return -errno, sysfs and
- * debugfs numbers, fdinfo keys, a reproducible random generator, program
- * building, and TAP output whose numbering survives fork().
+ * (tests/faults/flex_faults.c), on top of the driver tests' own
+ * (tests/kselftest/flex_test.h: ioctls that return -errno, regions, queues,
+ * CBs, sysfs numbers): device-wide usage, fdinfo keys, the kernel log, a
+ * reproducible random generator, programs of up to 16 instructions, and TAP
+ * output whose numbering survives fork().
  *
- * Self-contained on purpose (no libflex, no kselftest harness): both
+ * No libflex and no kselftest harness (flex_test.h needs none): both
  * programs fork and kill their own workers and count their own checks.
  */
 #ifndef FLEX_LANE_H
@@ -31,94 +33,20 @@
 #include <linux/flex_isa.h>
 #include <linux/sync_file.h>
 
-#define LANE_PF		"/dev/flex0"
-#define LANE_SYSFS	"/sys/class/flex/flex0"
+#include "flex_test.h"
+
 #define LANE_DEBUGFS	"/sys/kernel/debug/flex/flex0"
-#define LANE_MiB	(1ULL << 20)
 #define LANE_KiB	(1ULL << 10)
 
 #define LANE_UNUSED	__attribute__((unused))
 #define LANE_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
-/* ioctl() that returns -errno instead of -1. */
-static inline int lane_ioctl(int fd, unsigned long cmd, void *arg)
-{
-	return ioctl(fd, cmd, arg) ? -errno : 0;
-}
-
-static inline int lane_open(const char *path)
-{
-	int fd = open(path, O_RDWR | O_CLOEXEC);
-
-	return fd < 0 ? -errno : fd;
-}
-
-static inline int64_t lane_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static inline double lane_seconds_since(int64_t t0)
 {
-	return (double)(lane_now_ns() - t0) / 1e9;
+	return (double)(now_ns() - t0) / 1e9;
 }
 
 /* ---- sysfs, debugfs, fdinfo ---- */
-
-static inline int lane_read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	return 0;
-}
-
-/* A number from a sysfs/debugfs/proc file, or -1 when it cannot be read. */
-static inline long long lane_num(const char *fmt, ...) LANE_PRINTF(1, 2);
-static inline long long lane_num(const char *fmt, ...)
-{
-	char path[256], buf[64];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(path, sizeof(path), fmt, ap);
-	va_end(ap);
-	if (lane_read_file(path, buf, sizeof(buf)))
-		return -1;
-	return strtoll(buf, NULL, 0);
-}
-
-static inline int lane_write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n < 0 ? -errno : 0;
-}
-
-static inline int lane_set_numvfs(unsigned int n)
-{
-	char v[16];
-
-	snprintf(v, sizeof(v), "%u", n);
-	return lane_write_file(LANE_SYSFS "/sriov_numvfs", v);
-}
 
 static inline int lane_path_exists(const char *path)
 {
@@ -127,18 +55,10 @@ static inline int lane_path_exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-static inline int lane_region_dir_exists(uint64_t handle)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), LANE_SYSFS "/regions/%" PRIu64, handle);
-	return lane_path_exists(path);
-}
-
 /* Entries in /sys/class/flex/flex0/regions/ (-1 if it cannot be read). */
 static inline int lane_region_dirs(void)
 {
-	DIR *d = opendir(LANE_SYSFS "/regions");
+	DIR *d = opendir(FLEX_SYSFS "/regions");
 	struct dirent *e;
 	int n = 0;
 
@@ -181,11 +101,11 @@ struct lane_usage {
 static inline struct lane_usage lane_usage(void)
 {
 	struct lane_usage u = {
-		.used = lane_num(LANE_SYSFS "/used"),
-		.resident = lane_num(LANE_SYSFS "/resident"),
-		.pinned = lane_num(LANE_DEBUGFS "/pinned_pages"),
+		.used = sysfs_num(FLEX_SYSFS "/used"),
+		.resident = sysfs_num(FLEX_SYSFS "/resident"),
+		.pinned = sysfs_num(LANE_DEBUGFS "/pinned_pages"),
 		.regions = lane_region_dirs(),
-		.refcnt = lane_num("/sys/module/flex/refcnt"),
+		.refcnt = sysfs_num("/sys/module/flex/refcnt"),
 	};
 	return u;
 }
@@ -209,11 +129,11 @@ static inline void lane_usage_str(const struct lane_usage *u, char *buf, size_t 
  */
 static inline int lane_wait_clean(int ms, struct lane_usage *u)
 {
-	int64_t end = lane_now_ns() + ms * 1000000LL;
+	int64_t end = now_ns() + ms * 1000000LL;
 
 	for (;;) {
 		*u = lane_usage();
-		if (lane_usage_clean(u) || lane_now_ns() > end)
+		if (lane_usage_clean(u) || now_ns() > end)
 			return lane_usage_clean(u);
 		usleep(20 * 1000);
 	}
@@ -330,25 +250,6 @@ static inline void lane_fill_random(uint64_t *s, void *p, size_t n)
 
 /* ---- control blocks and queues ---- */
 
-static inline struct flex_cb lane_cb_dma(int to_device, const void *host,
-					 uint64_t region_id, uint64_t offset,
-					 uint64_t size)
-{
-	struct flex_cb cb = {
-		.opcode = to_device ? FLEX_CB_DMA_TO_DEVICE : FLEX_CB_DMA_FROM_DEVICE,
-		.dma = { .host_ptr = (uint64_t)(uintptr_t)host,
-			 .dev = { region_id, offset }, .size = size },
-	};
-	return cb;
-}
-
-static inline struct flex_cb lane_cb_wait(uint32_t q, uint64_t seqno)
-{
-	struct flex_cb cb = { .opcode = FLEX_CB_WAIT,
-			      .wait = { .queue_id = q, .seqno = seqno } };
-	return cb;
-}
-
 static inline struct flex_cb lane_cb_nop(void)
 {
 	struct flex_cb cb = { .opcode = FLEX_CB_NOP };
@@ -356,74 +257,39 @@ static inline struct flex_cb lane_cb_nop(void)
 	return cb;
 }
 
-static inline int lane_queue_create(int fd, uint32_t prio, uint32_t depth)
-{
-	struct flex_queue_create c = { .priority = prio, .depth = depth };
-	int err = lane_ioctl(fd, FLEX_IOCTL_QUEUE_CREATE, &c);
-
-	return err ? err : (int)c.queue_id;
-}
-
 static inline int lane_queue_op(int fd, unsigned long cmd, uint32_t q)
 {
 	struct flex_queue_op op = { .queue_id = q };
 
-	return lane_ioctl(fd, cmd, &op);
+	return flex_ioctl(fd, cmd, &op);
 }
 
+/*
+ * flex_test.h's submit() for the lanes' seqnos, which are uint64_t (the
+ * lanes use <stdint.h> types throughout; __u64 is another type).
+ */
 static inline int lane_submit(int fd, uint32_t q, const struct flex_cb *cbs,
 			      uint32_t n, uint32_t flags, uint64_t *seqno)
 {
-	struct flex_submit s = {
-		.cbs_ptr = (uint64_t)(uintptr_t)cbs, .count = n,
-		.queue_id = q, .flags = flags,
-	};
-	int err = lane_ioctl(fd, FLEX_IOCTL_SUBMIT, &s);
+	__u64 s;
+	int err = submit(fd, q, cbs, n, flags, &s);
 
 	if (!err && seqno)
-		*seqno = s.seqno;
+		*seqno = s;
 	return err;
-}
-
-/* WAIT with a relative timeout in ms (0 polls). */
-static inline int lane_wait(int fd, uint32_t q, uint64_t seqno, int ms)
-{
-	struct flex_wait w = {
-		.queue_id = q, .seqno = seqno,
-		.timeout_ns = ms ? lane_now_ns() + ms * 1000000LL : 0,
-	};
-
-	return lane_ioctl(fd, FLEX_IOCTL_WAIT, &w);
 }
 
 static inline int lane_status(int fd, uint32_t q, struct flex_queue_status *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->queue_id = q;
-	return lane_ioctl(fd, FLEX_IOCTL_QUEUE_STATUS, st);
-}
-
-static inline int lane_acquire(int fd, uint64_t size, struct flex_region_acquire *out)
-{
-	struct flex_region_acquire a = { .size = size };
-	int err = lane_ioctl(fd, FLEX_IOCTL_REGION_ACQUIRE, &a);
-
-	if (!err && out)
-		*out = a;
-	return err;
-}
-
-static inline int lane_release(int fd, uint64_t region_id)
-{
-	struct flex_region_release r = { .region_id = region_id };
-
-	return lane_ioctl(fd, FLEX_IOCTL_REGION_RELEASE, &r);
+	return flex_ioctl(fd, FLEX_IOCTL_QUEUE_STATUS, st);
 }
 
 static inline int lane_fence_export(int fd, uint32_t q, uint64_t seqno)
 {
 	struct flex_fence_export e = { .queue_id = q, .seqno = seqno };
-	int err = lane_ioctl(fd, FLEX_IOCTL_FENCE_EXPORT, &e);
+	int err = flex_ioctl(fd, FLEX_IOCTL_FENCE_EXPORT, &e);
 
 	return err ? err : e.fd;
 }
@@ -437,11 +303,6 @@ static inline int lane_sync_status(int fd)
 	if (ioctl(fd, SYNC_IOC_FILE_INFO, &info))
 		return -1000 - errno;
 	return info.status;
-}
-
-static inline int lane_engines_pause(int on)
-{
-	return lane_write_file(LANE_DEBUGFS "/engines_paused", on ? "1" : "0");
 }
 
 /* ---- programs ---- */

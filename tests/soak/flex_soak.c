@@ -59,10 +59,10 @@
 #define MAX_PROCS	16
 #define MAX_THREADS	8
 #define MAX_DATA	8		/* data regions per thread */
-#define HOSTBUF		(6 * LANE_MiB)	/* per thread, src and dst each */
+#define HOSTBUF		(6 * MiB)	/* per thread, src and dst each */
 #define WIN_MAX		(256 * LANE_KiB) /* compute window */
 #define WAIT_MS		120000		/* a CB that takes longer is a hang */
-#define REGION_SZ	(2 * LANE_MiB)
+#define REGION_SZ	(2 * MiB)
 
 /* ---- configuration and shared state ---- */
 
@@ -161,7 +161,7 @@ static int fail(struct worker *w, const char *fmt, ...)
 
 static int done(const struct worker *w)
 {
-	return sh->stop || lane_now_ns() >= sh->deadline_ns ||
+	return sh->stop || now_ns() >= sh->deadline_ns ||
 	       __atomic_load_n(&sh->slot[w->slot].failed, __ATOMIC_RELAXED);
 }
 
@@ -175,7 +175,7 @@ static int chance(struct worker *w, unsigned int pct)
 	return lane_chance(&w->rng, pct);
 }
 
-static int submit(struct worker *w, int q, const struct flex_cb *cbs, int n,
+static int worker_submit(struct worker *w, int q, const struct flex_cb *cbs, int n,
 		  uint64_t *seq)
 {
 	int err = lane_submit(w->fd, q, cbs, n, FLEX_SUBMIT_BLOCK, seq);
@@ -192,7 +192,7 @@ static int submit(struct worker *w, int q, const struct flex_cb *cbs, int n,
 static int wait_for(struct worker *w, int q, uint64_t seq)
 {
 	struct flex_queue_status st;
-	int err = lane_wait(w->fd, q, seq, WAIT_MS);
+	int err = wait_seq(w->fd, q, seq, WAIT_MS);
 
 	if (!err)
 		return 0;
@@ -263,8 +263,8 @@ static uint64_t dma_size(struct worker *w, uint64_t max)
 	switch (rnd(w, 0, 9)) {
 	case 0: case 1: case 2: n = rnd(w, 1, 4096); break;
 	case 3: case 4: case 5: n = rnd(w, 4097, 256 * LANE_KiB); break;
-	case 6: case 7: n = rnd(w, 256 * LANE_KiB, LANE_MiB); break;
-	default: n = rnd(w, LANE_MiB + 1, 3 * LANE_MiB); break;
+	case 6: case 7: n = rnd(w, 256 * LANE_KiB, MiB); break;
+	default: n = rnd(w, MiB + 1, 3 * MiB); break;
 	}
 	return n < max ? n : max;
 }
@@ -275,7 +275,7 @@ static int acquire(struct worker *w, uint64_t size, struct region *r)
 {
 	struct flex_region_info info = { 0 };
 	struct flex_region_acquire a;
-	int err = lane_acquire(w->fd, size, &a);
+	int err = flex_acquire(w->fd, size, &a);
 
 	if (err) {
 		char fn[16] = "";
@@ -285,8 +285,8 @@ static int acquire(struct worker *w, uint64_t size, struct region *r)
 		return fail(w, "REGION_ACQUIRE of %llu MiB: expected 0, got %s (this thread holds "
 			    "%d regions; %s table_used %lld; device resident %lld)",
 			    (unsigned long long)(size >> 20), lane_errname(err), w->ndata + 1,
-			    w->devname, lane_num(LANE_SYSFS "%s/table_used", fn),
-			    lane_num(LANE_SYSFS "/resident"));
+			    w->devname, sysfs_num(FLEX_SYSFS "%s/table_used", fn),
+			    sysfs_num(FLEX_SYSFS "/resident"));
 	}
 	count(C_ACQUIRE, 1);
 	memset(r, 0, sizeof(*r));
@@ -295,7 +295,7 @@ static int acquire(struct worker *w, uint64_t size, struct region *r)
 	r->handle = a.handle;
 	r->mmap_off = a.mmap_offset;
 	info.region_id = a.region_id;
-	err = lane_ioctl(w->fd, FLEX_IOCTL_REGION_INFO, &info);
+	err = flex_ioctl(w->fd, FLEX_IOCTL_REGION_INFO, &info);
 	if (err || info.size != size || info.handle != a.handle ||
 	    info.mmap_offset != a.mmap_offset || info.lut_index != a.lut_index)
 		return fail(w, "REGION_INFO of new region 0x%llx: expected 0 and size %llu handle "
@@ -306,8 +306,8 @@ static int acquire(struct worker *w, uint64_t size, struct region *r)
 	if (w->dev ? a.lut_index != a.region_id : a.lut_index != FLEX_NO_LUT_INDEX || !a.region_id)
 		return fail(w, "new region: region_id 0x%llx with lut_index %u on a %s",
 			    (unsigned long long)a.region_id, a.lut_index, w->dev ? "VF" : "PF");
-	if (!lane_region_dir_exists(a.handle))
-		return fail(w, "new region handle %llu: no directory in " LANE_SYSFS "/regions/",
+	if (!region_dir_exists(a.handle))
+		return fail(w, "new region handle %llu: no directory in " FLEX_SYSFS "/regions/",
 			    (unsigned long long)a.handle);
 	r->shadow = calloc(1, size);
 	if (!r->shadow)
@@ -319,12 +319,12 @@ static int acquire(struct worker *w, uint64_t size, struct region *r)
 /* A fresh region reads as zeros: check a random range of it by DMA. */
 static int check_zero(struct worker *w, struct region *r)
 {
-	uint64_t n = dma_size(w, r->size < LANE_MiB ? r->size : LANE_MiB);
+	uint64_t n = dma_size(w, r->size < MiB ? r->size : MiB);
 	uint64_t off = rnd(w, 0, r->size - n), seq;
-	struct flex_cb cb = lane_cb_dma(0, w->dst, r->id, off, n);
+	struct flex_cb cb = cb_dma(0, w->dst, r->id, off, n);
 
 	memset(w->dst, 0xa5, n);
-	if (submit(w, w->qa, &cb, 1, &seq) || wait_for(w, w->qa, seq))
+	if (worker_submit(w, w->qa, &cb, 1, &seq) || wait_for(w, w->qa, seq))
 		return -1;
 	return verify(w, "a new region reads zeros", r, off, r->shadow + off, w->dst, n);
 }
@@ -357,7 +357,7 @@ static int op_release(struct worker *w)
 	w->op = "release";
 	if (w->ndata <= 1)
 		return 0;
-	err = lane_release(w->fd, r.id);
+	err = flex_release(w->fd, r.id);
 	if (err)
 		return fail(w, "REGION_RELEASE of 0x%llx: expected 0, got %s",
 			    (unsigned long long)r.id, lane_errname(err));
@@ -365,16 +365,16 @@ static int op_release(struct worker *w)
 	w->data[i] = w->data[--w->ndata];
 	w->held -= r.size;
 	free(r.shadow);
-	if (lane_region_dir_exists(r.handle))
+	if (region_dir_exists(r.handle))
 		return fail(w, "released region handle %llu: its sysfs directory is still there",
 			    (unsigned long long)r.handle);
 	info.region_id = r.id;
-	err = lane_ioctl(w->fd, FLEX_IOCTL_REGION_INFO, &info);
+	err = flex_ioctl(w->fd, FLEX_IOCTL_REGION_INFO, &info);
 	if (err != -ENOENT)
 		return fail(w, "REGION_INFO of released region 0x%llx: expected -ENOENT, got %s",
 			    (unsigned long long)r.id, lane_errname(err));
 	/* Its id may be another tenant's entry by now: still not ours. */
-	cb = lane_cb_dma(0, w->dst, r.id, 0, 64);
+	cb = cb_dma(0, w->dst, r.id, 0, 64);
 	err = lane_submit(w->fd, w->qa, &cb, 1, 0, &seq);
 	if (err != -ENOENT)
 		return fail(w, "DMA from released region 0x%llx: expected -ENOENT, got %s",
@@ -415,18 +415,18 @@ static int op_dma(struct worker *w)
 		memset(c->dst, 0xee, c->size);
 	}
 	for (i = 0; i < n; i++)
-		cbs[k++] = lane_cb_dma(1, ch[i].src, ch[i].r->id, ch[i].off, ch[i].size);
+		cbs[k++] = cb_dma(1, ch[i].src, ch[i].r->id, ch[i].off, ch[i].size);
 	if (cross) {
-		if (submit(w, w->qa, cbs, k, &sa))
+		if (worker_submit(w, w->qa, cbs, k, &sa))
 			return -1;
 		q = w->qb;
 		k = 0;
-		cbs[k++] = lane_cb_wait(w->qa, sa);
+		cbs[k++] = cb_wait(w->qa, sa);
 		count(C_DMA_CROSS, 1);
 	}
 	for (i = 0; i < n; i++)
-		cbs[k++] = lane_cb_dma(0, ch[i].dst, ch[i].r->id, ch[i].off, ch[i].size);
-	if (submit(w, q, cbs, k, &seq))
+		cbs[k++] = cb_dma(0, ch[i].dst, ch[i].r->id, ch[i].off, ch[i].size);
+	if (worker_submit(w, q, cbs, k, &seq))
 		return -1;
 	if (chance(w, 25) && fence_poll(w, q, seq))
 		return -1;
@@ -450,11 +450,11 @@ static int op_readback(struct worker *w)
 	uint64_t n = dma_size(w, r->size), off = rnd(w, 0, r->size - n), seq;
 	uint8_t *dst = w->dst + rnd(w, 0, 4095);
 	int q = chance(w, 50) ? w->qa : w->qb;
-	struct flex_cb cb = lane_cb_dma(0, dst, r->id, off, n);
+	struct flex_cb cb = cb_dma(0, dst, r->id, off, n);
 
 	w->op = "readback";
 	memset(dst, 0x11, n);
-	if (submit(w, q, &cb, 1, &seq) || wait_for(w, q, seq))
+	if (worker_submit(w, q, &cb, 1, &seq) || wait_for(w, q, seq))
 		return -1;
 	count(C_READBACK, 1);
 	return verify(w, "readback", r, off, r->shadow + off, dst, n);
@@ -491,8 +491,8 @@ static int op_mmap(struct worker *w)
 		lane_fill_random(&w->rng, w->src, n);
 		memcpy(map + off, w->src, n);
 		memcpy(r->shadow + base + off, w->src, n);
-		cb = lane_cb_dma(0, w->dst, r->id, base + off, n);
-		err = submit(w, w->qb, &cb, 1, &seq) ?: wait_for(w, w->qb, seq) ?:
+		cb = cb_dma(0, w->dst, r->id, base + off, n);
+		err = worker_submit(w, w->qb, &cb, 1, &seq) ?: wait_for(w, w->qb, seq) ?:
 		      verify(w, "DMA read of a CPU write through mmap", r, base + off,
 			     r->shadow + base + off, w->dst, n);
 	}
@@ -713,7 +713,7 @@ static int op_compute(struct worker *w)
 				;
 		} while (j < i);
 		segs[i] = s;
-		seg_base[s] = win - rnd(w, 0, win < LANE_MiB ? win : LANE_MiB);
+		seg_base[s] = win - rnd(w, 0, win < MiB ? win : MiB);
 		cb.compute.segment_mask |= 1U << s;
 		cb.compute.segments[s] = (struct flex_va){ r->id, seg_base[s] };
 	}
@@ -752,8 +752,8 @@ static int op_compute(struct worker *w)
 	count(C_INSNS, ninsn);
 	prog.h.n_slots = (uint32_t)nslots;
 
-	po = rnd(w, 0, LANE_MiB);
-	co = LANE_MiB + 4096 + rnd(w, 0, 1024) * 8;
+	po = rnd(w, 0, MiB);
+	co = MiB + 4096 + rnd(w, 0, 1024) * 8;
 	cb.compute.program = (struct flex_va){ w->prog.id, po };
 	cb.user_data = w->op_no;
 	if (nslots) {
@@ -769,18 +769,18 @@ static int op_compute(struct worker *w)
 		memcpy(w->hbuf + 8192, slots, nslots * 8);
 	}
 
-	cbs[0] = lane_cb_dma(1, tosrc, r->id, win, ws);
-	if (submit(w, w->qa, cbs, 1, &sa))
+	cbs[0] = cb_dma(1, tosrc, r->id, win, ws);
+	if (worker_submit(w, w->qa, cbs, 1, &sa))
 		return -1;
 	if (by_dma) {
-		cbs[k++] = lane_cb_dma(1, w->hbuf, w->prog.id, po, lane_prog_size(&prog));
+		cbs[k++] = cb_dma(1, w->hbuf, w->prog.id, po, lane_prog_size(&prog));
 		if (nslots)
-			cbs[k++] = lane_cb_dma(1, w->hbuf + 8192, w->prog.id, co, nslots * 8);
+			cbs[k++] = cb_dma(1, w->hbuf + 8192, w->prog.id, co, nslots * 8);
 	}
-	cbs[k++] = lane_cb_wait(w->qa, sa);
+	cbs[k++] = cb_wait(w->qa, sa);
 	cbs[k++] = cb;
-	cbs[k++] = lane_cb_dma(0, w->dst, r->id, win, ws);
-	if (submit(w, w->qb, cbs, k, &sb))
+	cbs[k++] = cb_dma(0, w->dst, r->id, win, ws);
+	if (worker_submit(w, w->qb, cbs, k, &sb))
 		return -1;
 	count(C_DMA_CROSS, 1);
 	if (chance(w, 25) && fence_poll(w, w->qb, sb))
@@ -808,7 +808,7 @@ static int op_fault(struct worker *w)
 	struct flex_cb cb = { .opcode = FLEX_CB_COMPUTE }, nop = lane_cb_nop();
 	struct flex_queue_status st;
 	struct flex_insn *in;
-	uint64_t seq, po = rnd(w, 0, LANE_MiB), s2;
+	uint64_t seq, po = rnd(w, 0, MiB), s2;
 	int err;
 
 	w->op = "deliberate fault";
@@ -823,9 +823,9 @@ static int op_fault(struct worker *w)
 	cb.compute.segment_mask = 1;
 	cb.compute.segments[0] = (struct flex_va){ r->id, 0 };
 	cb.user_data = 0xfa17000000000000ULL | w->op_no;
-	if (submit(w, w->qb, &cb, 1, &seq))
+	if (worker_submit(w, w->qb, &cb, 1, &seq))
 		return -1;
-	err = lane_wait(w->fd, w->qb, seq, WAIT_MS);
+	err = wait_seq(w->fd, w->qb, seq, WAIT_MS);
 	if (err != -ERANGE)
 		return fail(w, "WAIT for an out-of-bounds FILL: expected -ERANGE, got %s",
 			    lane_errname(err));
@@ -849,8 +849,8 @@ static int op_fault(struct worker *w)
 		return fail(w, "QUEUE_RESET: expected 0, got %s", lane_errname(err));
 	count(C_FAULTS, 1);
 	/* FILL writes in one access: nothing was written. */
-	cb = lane_cb_dma(0, w->dst, r->id, r->size - 8, 8);
-	if (submit(w, w->qb, &cb, 1, &seq) || wait_for(w, w->qb, seq))
+	cb = cb_dma(0, w->dst, r->id, r->size - 8, 8);
+	if (worker_submit(w, w->qb, &cb, 1, &seq) || wait_for(w, w->qb, seq))
 		return -1;
 	return verify(w, "the tail of a region after a faulting FILL", r, r->size - 8,
 		      r->shadow + r->size - 8, w->dst, 8);
@@ -867,7 +867,7 @@ static int op_destroy(struct worker *w)
 	long long v;
 
 	w->op = "destroy a busy queue";
-	q = lane_queue_create(w->fd, (uint32_t)rnd(w, 0, 2), 64);
+	q = queue_create(w->fd, (uint32_t)rnd(w, 0, 2), 64);
 	if (q < 0)
 		return fail(w, "QUEUE_CREATE: expected a queue, got %s", lane_errname(q));
 	for (i = 0; i < n; i++) {
@@ -883,9 +883,9 @@ static int op_destroy(struct worker *w)
 			c->off = rnd(w, 0, c->r->size - c->size);
 			c->src = w->src + i * slice + rnd(w, 0, 4095);
 			memcpy(c->src, c->r->shadow + c->off, c->size);
-			cbs[i] = lane_cb_dma(kind < 4, c->src, c->r->id, c->off, c->size);
+			cbs[i] = cb_dma(kind < 4, c->src, c->r->id, c->off, c->size);
 		} else if (kind < 8 && w->qa_last) {
-			cbs[i] = lane_cb_wait(w->qa, w->qa_last);
+			cbs[i] = cb_wait(w->qa, w->qa_last);
 		} else {
 			cbs[i] = lane_cb_nop();
 		}
@@ -922,9 +922,9 @@ static int op_destroy(struct worker *w)
 			    "work queued): expected 0 KiB, got %lld KiB", v);
 	/* Whatever ran or was cancelled, the data is as it was. */
 	for (i = 0; i < nch; i++) {
-		struct flex_cb cb = lane_cb_dma(0, w->dst, ch[i].r->id, ch[i].off, ch[i].size);
+		struct flex_cb cb = cb_dma(0, w->dst, ch[i].r->id, ch[i].off, ch[i].size);
 
-		if (submit(w, w->qa, &cb, 1, &seq) || wait_for(w, w->qa, seq) ||
+		if (worker_submit(w, w->qa, &cb, 1, &seq) || wait_for(w, w->qa, seq) ||
 		    verify(w, "data after a queue destroyed mid-DMA", ch[i].r, ch[i].off,
 			   ch[i].r->shadow + ch[i].off, w->dst, ch[i].size))
 			return -1;
@@ -940,15 +940,15 @@ static int worker_setup(struct worker *w)
 	int err;
 
 	w->op = "setup";
-	w->fd = lane_open(w->devname);
+	w->fd = flex_open(w->devname);
 	if (w->fd < 0)
 		return fail(w, "open: %s", lane_errname(w->fd));
-	err = lane_ioctl(w->fd, FLEX_IOCTL_QUERY, &q);
+	err = flex_ioctl(w->fd, FLEX_IOCTL_QUERY, &q);
 	if (err || q.mode != (w->dev ? FLEX_MODE_VF : FLEX_MODE_PF))
 		return fail(w, "QUERY: expected 0 and mode %d, got %s and mode %u",
 			    w->dev ? FLEX_MODE_VF : FLEX_MODE_PF, lane_errname(err), q.mode);
-	w->qa = lane_queue_create(w->fd, (uint32_t)rnd(w, 0, 1), 0);
-	w->qb = lane_queue_create(w->fd, (uint32_t)rnd(w, 0, 2), 0);
+	w->qa = queue_create(w->fd, (uint32_t)rnd(w, 0, 1), 0);
+	w->qb = queue_create(w->fd, (uint32_t)rnd(w, 0, 2), 0);
 	if (w->qa < 0 || w->qb < 0)
 		return fail(w, "QUEUE_CREATE: expected two queues, got %s and %s",
 			    lane_errname(w->qa), lane_errname(w->qb));
@@ -978,13 +978,13 @@ static int worker_teardown(struct worker *w)
 	if (mode == 0) {
 		/* Everything given back by hand: the fdinfo says so. */
 		for (i = 0; i < w->ndata; i++) {
-			err = lane_release(w->fd, w->data[i].id);
+			err = flex_release(w->fd, w->data[i].id);
 			if (err)
 				return fail(w, "REGION_RELEASE at teardown: %s", lane_errname(err));
 		}
 		munmap(w->pmap, REGION_SZ);
 		w->pmap = NULL;
-		err = lane_release(w->fd, w->prog.id);
+		err = flex_release(w->fd, w->prog.id);
 		err = err ?: lane_queue_op(w->fd, FLEX_IOCTL_QUEUE_DESTROY, w->qa);
 		err = err ?: lane_queue_op(w->fd, FLEX_IOCTL_QUEUE_DESTROY, w->qb);
 		if (err)
@@ -1001,12 +1001,12 @@ static int worker_teardown(struct worker *w)
 		/* close() with DMA queued: the release cancels and unpins it. */
 		struct region *r = pick_region(w);
 		struct flex_cb cbs[4];
-		uint64_t seq, n = r->size < 2 * LANE_MiB ? r->size : 2 * LANE_MiB;
+		uint64_t seq, n = r->size < 2 * MiB ? r->size : 2 * MiB;
 
 		memcpy(w->src, r->shadow, n);
-		cbs[0] = lane_cb_dma(1, w->src, r->id, 0, n);
-		cbs[1] = lane_cb_dma(0, w->dst, r->id, 0, n);
-		cbs[2] = lane_cb_wait(w->qa, w->qa_last ? w->qa_last : 1);
+		cbs[0] = cb_dma(1, w->src, r->id, 0, n);
+		cbs[1] = cb_dma(0, w->dst, r->id, 0, n);
+		cbs[2] = cb_wait(w->qa, w->qa_last ? w->qa_last : 1);
 		cbs[3] = lane_cb_nop();
 		err = lane_submit(w->fd, w->qb, cbs, w->qa_last ? 4 : 2, 0, &seq);
 		if (err)
@@ -1069,7 +1069,7 @@ static const char *dev_path(int dev)
 	static char paths[1 + 16][32];
 
 	if (!dev)
-		return LANE_PF;
+		return FLEX_PF;
 	snprintf(paths[dev], sizeof(paths[dev]), "/dev/flex0vf%d", dev - 1);
 	return paths[dev];
 }
@@ -1138,7 +1138,7 @@ static void dump_stacks(pid_t pid)
 /* Reaps @pid within @ms; returns its status, or -1 (still alive). */
 static int reap(pid_t pid, int ms)
 {
-	int64_t end = lane_now_ns() + ms * 1000000LL;
+	int64_t end = now_ns() + ms * 1000000LL;
 	int status;
 
 	for (;;) {
@@ -1146,7 +1146,7 @@ static int reap(pid_t pid, int ms)
 
 		if (r == pid)
 			return status;
-		if (r < 0 || lane_now_ns() > end)
+		if (r < 0 || now_ns() > end)
 			return -1;
 		usleep(10 * 1000);
 	}
@@ -1197,7 +1197,7 @@ static int parse_args(int argc, char **argv)
 
 	cfg.seconds = env && *env ? strtod(env, NULL) :
 		      lane_path_exists("/sys/kernel/debug/kmemleak") ? 25 : 10;
-	cfg.seed = (uint64_t)lane_now_ns() ^ (uint64_t)getpid() << 32;
+	cfg.seed = (uint64_t)now_ns() ^ (uint64_t)getpid() << 32;
 	while ((c = getopt_long(argc, argv, "s:p:t:v:S:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': cfg.seconds = strtod(optarg, NULL); break;
@@ -1224,17 +1224,17 @@ static int parse_args(int argc, char **argv)
  */
 static int plan_budget(void)
 {
-	long long cap = lane_num(LANE_SYSFS "/backing_cap");
-	long long pf_max = lane_num("/sys/module/flex/parameters/pf_max_regions");
+	long long cap = sysfs_num(FLEX_SYSFS "/backing_cap");
+	long long pf_max = sysfs_num("/sys/module/flex/parameters/pf_max_regions");
 	int nthreads = cfg.procs * cfg.threads, d, on[1 + 16] = { 0 }, s, t;
 	uint64_t per;
 
-	cfg.lut_entries = (int)lane_num("/sys/module/flex/parameters/lut_entries");
+	cfg.lut_entries = (int)sysfs_num("/sys/module/flex/parameters/lut_entries");
 	if (cap <= 0 || cfg.lut_entries <= 0 || pf_max <= 0)
 		return -1;
 	per = (uint64_t)cap * 3 / 4 / nthreads / REGION_SZ * REGION_SZ;
-	if (per > 16 * LANE_MiB)
-		per = 16 * LANE_MiB;
+	if (per > 16 * MiB)
+		per = 16 * MiB;
 	if (per < 2 * REGION_SZ)
 		return -1;
 	cfg.budget = per - REGION_SZ;
@@ -1282,17 +1282,17 @@ int main(int argc, char **argv)
 	lane_diag("flex_soak: %.1f s, %d processes x %d threads, %d VFs, seed 0x%llx",
 		  cfg.seconds, cfg.procs, cfg.threads, cfg.vfs, (unsigned long long)cfg.seed);
 
-	if (!lane_path_exists(LANE_PF)) {
-		lane_check(0, "setup: " LANE_PF " exists (is flex.ko loaded?)");
+	if (!lane_path_exists(FLEX_PF)) {
+		lane_check(0, "setup: " FLEX_PF " exists (is flex.ko loaded?)");
 		return lane_tap_done();
 	}
 	u = lane_usage();
 	lane_usage_str(&u, ubuf, sizeof(ubuf));
 	lane_check(lane_usage_clean(&u), "setup: the device is clean before the soak (%s)", ubuf);
 	if (cfg.vfs) {
-		if (lane_num(LANE_SYSFS "/sriov_numvfs") != 0)
-			lane_set_numvfs(0);
-		err = lane_set_numvfs((unsigned int)cfg.vfs);
+		if (sysfs_num(FLEX_SYSFS "/sriov_numvfs") != 0)
+			set_numvfs(0);
+		err = set_numvfs((unsigned int)cfg.vfs);
 		ok = !err && lane_path_exists("/dev/flex0vf0");
 		lane_check(ok, "setup: %d VFs enabled through sriov_numvfs (write: %s)", cfg.vfs,
 			   lane_errname(err));
@@ -1314,7 +1314,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	memset(sh, 0, sizeof(*sh));
-	t0 = lane_now_ns();
+	t0 = now_ns();
 	sh->deadline_ns = t0 + (int64_t)(cfg.seconds * 1e9);
 	for (slot = 0; slot < cfg.procs; slot++, started++)
 		if (spawn(slot) < 0) {
@@ -1330,7 +1330,7 @@ int main(int argc, char **argv)
 	nkills = cfg.seconds >= 20 ? (int)(cfg.seconds / 10) : 1;
 	kill_every = (int64_t)(cfg.seconds * 1e9) / (nkills + 1);
 	next_kill = t0 + kill_every;
-	while (lane_now_ns() < sh->deadline_ns && !sh->stop) {
+	while (now_ns() < sh->deadline_ns && !sh->stop) {
 		for (slot = 0; slot < cfg.procs; slot++) {
 			int status;
 
@@ -1345,8 +1345,8 @@ int main(int argc, char **argv)
 				sh->slot[slot].pid = 0;
 			}
 		}
-		if (lane_now_ns() >= next_kill &&
-		    lane_now_ns() < sh->deadline_ns - (int64_t)(cfg.seconds * 1e8)) {
+		if (now_ns() >= next_kill &&
+		    now_ns() < sh->deadline_ns - (int64_t)(cfg.seconds * 1e8)) {
 			struct slot_state *s;
 			int status;
 
@@ -1432,7 +1432,7 @@ int main(int argc, char **argv)
 	lane_usage_str(&u, ubuf, sizeof(ubuf));
 	lane_check(u.used == 0, "device used == 0 at the end (got %lld)", u.used);
 	lane_check(u.resident == 0, "device resident == 0 at the end (got %lld)", u.resident);
-	lane_check(u.regions == 0, "no directory under " LANE_SYSFS "/regions/ (got %lld)",
+	lane_check(u.regions == 0, "no directory under " FLEX_SYSFS "/regions/ (got %lld)",
 		   u.regions);
 	lane_check(u.pinned == 0, LANE_DEBUGFS "/pinned_pages == 0 (got %lld)", u.pinned);
 	if (!clean)
@@ -1442,17 +1442,17 @@ int main(int argc, char **argv)
 
 		ok = 1;
 		for (i = 0; i < cfg.vfs && i < 16; i++) {
-			tu[i] = lane_num(LANE_SYSFS "vf%d/table_used", i);
+			tu[i] = sysfs_num(FLEX_SYSFS "vf%d/table_used", i);
 			snprintf(names + strlen(names), sizeof(names) - strlen(names), " vf%d:%lld",
 				 i, tu[i]);
 			ok &= tu[i] == 0;
 		}
 		lane_check(ok, "every VF table empty (table_used%s)", names);
-		err = lane_set_numvfs(0);
+		err = set_numvfs(0);
 		lane_check(!err && !lane_path_exists("/dev/flex0vf0"),
 			   "VFs disabled at the end (sriov_numvfs 0: %s)", lane_errname(err));
 	}
-	u.refcnt = lane_num("/sys/module/flex/refcnt");
+	u.refcnt = sysfs_num("/sys/module/flex/refcnt");
 	lane_check(u.refcnt == 0, "module refcnt == 0 with every file closed (got %lld)", u.refcnt);
 
 	print_figures(secs, started);

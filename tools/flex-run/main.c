@@ -33,6 +33,7 @@
 #include <flex/stream.h>
 
 #include "npy.h"
+#include "tool.h"
 
 #define MAX_TENSORS	64
 #define MAX_IO		32
@@ -109,7 +110,7 @@ static struct tensor *new_tensor(struct run *r, const char *name, enum flex_dtyp
 	int ret;
 
 	if (r->n_tensors == MAX_TENSORS) {
-		fprintf(stderr, "flex-run: more than %d tensors\n", MAX_TENSORS);
+		tool_err("more than %d tensors", MAX_TENSORS);
 		return NULL;
 	}
 	x = &r->tensors[r->n_tensors];
@@ -120,7 +121,7 @@ static struct tensor *new_tensor(struct run *r, const char *name, enum flex_dtyp
 	for (uint32_t d = 0; d < ndim; d++) {
 		x->t.shape[d] = shape[d];
 		if (__builtin_mul_overflow(n, shape[d], &n)) {
-			fprintf(stderr, "flex-run: tensor %s: size overflows\n", name);
+			tool_err("tensor %s: size overflows", name);
 			return NULL;
 		}
 	}
@@ -128,8 +129,10 @@ static struct tensor *new_tensor(struct run *r, const char *name, enum flex_dtyp
 	x->nbytes = n;
 	ret = flex_alloc_block_alloc(flex_context_allocator(r->ctx), n, FLEX_ALLOC_TENSOR, &x->t.index);
 	if (ret) {
-		fprintf(stderr, "flex-run: tensor %s: allocating %llu bytes: %s\n", name,
-			(unsigned long long)n, flex_last_error());
+		char size[TOOL_SIZE_LEN];
+
+		tool_err("tensor %s: allocating %s: %s", name, tool_size(size, sizeof(size), n),
+			 flex_last_error());
 		return NULL;
 	}
 	r->n_tensors++;
@@ -146,9 +149,9 @@ static int copy(struct run *r, struct tensor *x, int to_device)
 					   (char *)x->host.data + off, n);
 
 		if (ret) {
-			fprintf(stderr, "flex-run: tensor %s: DMA %s: %s\n", x->name,
-				to_device ? "to the device" : "from the device",
-				flex_last_error());
+			tool_err("tensor %s: DMA %s: %s", x->name,
+				 to_device ? "to the device" : "from the device",
+				 flex_last_error());
 			return ret;
 		}
 	}
@@ -179,7 +182,7 @@ static int sync_stream(struct run *r, const char *what, double t0)
 	}
 	ret = flex_stream_synchronize(r->s, &se);
 	if (ret)
-		fprintf(stderr, "flex-run: %s failed: %s\n", what, se.message);
+		tool_err("%s failed: %s", what, se.message);
 	return ret;
 }
 
@@ -207,9 +210,8 @@ static int job_args(struct run *r, const struct flex_manifest_job *j, struct fle
 		struct tensor *x = find_tensor(r, ka->name);
 
 		if (!x && !ka->is_output) {
-			fprintf(stderr,
-				"flex-run: job \"%s\": argument %s is an input: give --in %s=FILE.npy\n",
-				j->name, ka->name, ka->name);
+			tool_err("job \"%s\": argument %s is an input: give --in %s=FILE.npy",
+				 j->name, ka->name, ka->name);
 			return -EINVAL;
 		}
 		if (!x) {
@@ -253,6 +255,7 @@ int main(int argc, char **argv)
 
 	memset(&r, 0, sizeof(r));
 	r.progress = isatty(2);
+	tool_set_name("flex-run");
 	while ((c = getopt_long(argc, argv, "D:i:o:p:TPqh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'D':
@@ -262,8 +265,8 @@ int main(int argc, char **argv)
 		case 'o':
 			if ((c == 'i' ? n_in : n_out) == MAX_IO ||
 			    parse_io(optarg, c == 'i' ? &ins[n_in] : &outs[n_out])) {
-				fprintf(stderr, "flex-run: bad --%s \"%s\" (NAME=FILE.npy)\n",
-					c == 'i' ? "in" : "out", optarg);
+				tool_err("bad --%s \"%s\" (NAME=FILE.npy)", c == 'i' ? "in" : "out",
+					 optarg);
 				return 2;
 			}
 			if (c == 'i')
@@ -279,8 +282,7 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "high"))
 				prio = FLEX_STREAM_PRIO_HIGH;
 			else {
-				fprintf(stderr, "flex-run: bad priority \"%s\" (low, normal, high)\n",
-					optarg);
+				tool_err("bad priority \"%s\" (low, normal, high)", optarg);
 				return 2;
 			}
 			break;
@@ -311,7 +313,7 @@ int main(int argc, char **argv)
 	t0 = now();
 	err = flex_manifest_new_from_file(plan_path, &m);
 	if (err) {
-		fprintf(stderr, "flex-run: %s\n", flex_last_error());
+		tool_err("%s", flex_last_error());
 		return 1;
 	}
 	/* Every --in and --out must name an argument of some job. */
@@ -322,21 +324,20 @@ int main(int argc, char **argv)
 		for (uint32_t i = 0; i < flex_manifest_n_jobs(m); i++)
 			found |= flex_manifest_arg_index(flex_manifest_job(m, i), name) >= 0;
 		if (!found) {
-			fprintf(stderr, "flex-run: %s: no job has an argument named %s\n", plan_path,
-				name);
+			tool_err("%s: no job has an argument named %s", plan_path, name);
 			goto out;
 		}
 	}
 
 	err = flex_context_new_from_path(dev, &r.ctx);
 	if (err) {
-		fprintf(stderr, "flex-run: %s\n", flex_last_error());
+		tool_err("%s", flex_last_error());
 		goto out;
 	}
 	if (prio >= 0) {
 		err = flex_stream_new(r.ctx, prio, &r.s);
 		if (err) {
-			fprintf(stderr, "flex-run: creating a stream: %s\n", flex_last_error());
+			tool_err("creating a stream: %s", flex_last_error());
 			goto out;
 		}
 	} else {
@@ -344,7 +345,7 @@ int main(int argc, char **argv)
 	}
 	err = flex_loaded_plan_new(r.ctx, m, r.s, &lp);
 	if (err) {
-		fprintf(stderr, "flex-run: %s\n", flex_last_error());
+		tool_err("%s", flex_last_error());
 		goto out;
 	}
 	t_load = now() - t0;
@@ -356,12 +357,12 @@ int main(int argc, char **argv)
 		struct tensor *x;
 
 		if (find_tensor(&r, ins[k].name)) {
-			fprintf(stderr, "flex-run: --in %s given twice\n", ins[k].name);
+			tool_err("--in %s given twice", ins[k].name);
 			goto out;
 		}
 		err = npy_read(ins[k].path, &a, msg, sizeof(msg));
 		if (err) {
-			fprintf(stderr, "flex-run: --in %s: %s\n", ins[k].name, msg);
+			tool_err("--in %s: %s", ins[k].name, msg);
 			goto out;
 		}
 		x = new_tensor(&r, ins[k].name, a.dtype, a.ndim, a.shape);
@@ -389,8 +390,8 @@ int main(int argc, char **argv)
 		err = flex_stream_launch(r.s, flex_plan_job(flex_loaded_plan_plan(lp), i), args,
 					 j->sig.n_args, launch_flags);
 		if (err) {
-			fprintf(stderr, "flex-run: launching job \"%s\": %s\n", j->name,
-				flex_last_error());
+			tool_err("launching job \"%s\": %s", j->name,
+				 flex_last_error());
 			goto out;
 		}
 	}
@@ -404,8 +405,7 @@ int main(int argc, char **argv)
 		struct tensor *x = find_tensor(&r, outs[k].name);
 
 		if (!x) {
-			fprintf(stderr, "flex-run: --out %s: no tensor of that name was made\n",
-				outs[k].name);
+			tool_err("--out %s: no tensor of that name was made", outs[k].name);
 			goto out;
 		}
 		if (!x->host.data) {
@@ -415,8 +415,10 @@ int main(int argc, char **argv)
 			x->host.nbytes = x->nbytes;
 			x->host.data = malloc(x->nbytes ? x->nbytes : 1);
 			if (!x->host.data) {
-				fprintf(stderr, "flex-run: --out %s: out of memory for %llu bytes\n",
-					outs[k].name, (unsigned long long)x->nbytes);
+				char size[TOOL_SIZE_LEN];
+
+				tool_err("--out %s: out of memory for %s", outs[k].name,
+					 tool_size(size, sizeof(size), x->nbytes));
 				goto out;
 			}
 		}
@@ -429,7 +431,7 @@ int main(int argc, char **argv)
 		struct tensor *x = find_tensor(&r, outs[k].name);
 
 		if (npy_write(outs[k].path, &x->host, msg, sizeof(msg))) {
-			fprintf(stderr, "flex-run: --out %s: %s\n", outs[k].name, msg);
+			tool_err("--out %s: %s", outs[k].name, msg);
 			goto out;
 		}
 	}
@@ -437,10 +439,10 @@ int main(int argc, char **argv)
 
 	flex_stream_get_stats(r.s, &st);
 	if (!r.quiet)
-		fprintf(stderr,
-			"flex-run: %s: %u jobs; load %.3f s, h2d %.3f s, launch+sync %.3f s, d2h %.3f s; %llu tiles, %llu CBs\n",
-			plan_path, flex_manifest_n_jobs(m), t_load, t_h2d, t_run, t_d2h,
-			(unsigned long long)st.tiles, (unsigned long long)st.cbs);
+		tool_msg(stderr, "%s: %u jobs; load %.3f s, h2d %.3f s, launch+sync %.3f s, "
+			 "d2h %.3f s; %llu tiles, %llu CBs", plan_path, flex_manifest_n_jobs(m),
+			 t_load, t_h2d, t_run, t_d2h, (unsigned long long)st.tiles,
+			 (unsigned long long)st.cbs);
 	ret = 0;
 out:
 	if (r.s)

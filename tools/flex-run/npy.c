@@ -5,30 +5,15 @@
 #include <ctype.h>
 #include <endian.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "npy.h"
+#include "tool.h"
 
 static const char npy_magic[6] = { '\x93', 'N', 'U', 'M', 'P', 'Y' };
-
-static int npy_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int npy_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
 
 uint64_t npy_elements(const struct npy_array *a)
 {
@@ -198,15 +183,15 @@ int npy_read(const char *path, struct npy_array *out, char *err, size_t errlen)
 	memset(&a, 0, sizeof(a));
 	f = fopen(path, "rb");
 	if (!f)
-		return npy_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
+		return tool_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
 	if (fstat(fileno(f), &st)) {
 		ret = -errno;
 		fclose(f);
-		return npy_fail(err, errlen, ret, "%s: %s", path, strerror(-ret));
+		return tool_fail(err, errlen, ret, "%s: %s", path, strerror(-ret));
 	}
 	if (fread(pre, 1, 10, f) != 10 || memcmp(pre, npy_magic, 6)) {
 		fclose(f);
-		return npy_fail(err, errlen, -EINVAL, "%s: not a .npy file (bad magic)", path);
+		return tool_fail(err, errlen, -EINVAL, "%s: not a .npy file (bad magic)", path);
 	}
 	if (pre[6] == 1 && pre[7] == 0) {
 		hlen = pre[8] | (uint64_t)pre[9] << 8;
@@ -214,28 +199,28 @@ int npy_read(const char *path, struct npy_array *out, char *err, size_t errlen)
 	} else if ((pre[6] == 2 || pre[6] == 3) && pre[7] == 0) {
 		if (fread(pre + 10, 1, 2, f) != 2) {
 			fclose(f);
-			return npy_fail(err, errlen, -EINVAL, "%s: truncated header", path);
+			return tool_fail(err, errlen, -EINVAL, "%s: truncated header", path);
 		}
 		hlen = pre[8] | (uint64_t)pre[9] << 8 | (uint64_t)pre[10] << 16 |
 		       (uint64_t)pre[11] << 24;
 		pre_len = 12;
 	} else {
 		fclose(f);
-		return npy_fail(err, errlen, -EINVAL, "%s: unsupported .npy version %u.%u", path, pre[6],
-			    pre[7]);
+		return tool_fail(err, errlen, -EINVAL, "%s: unsupported .npy version %u.%u", path, pre[6],
+				 pre[7]);
 	}
 	if (hlen > NPY_MAX_HEADER) {
 		fclose(f);
-		return npy_fail(err, errlen, -EINVAL, "%s: header of %llu bytes, above %u", path,
-			    (unsigned long long)hlen, NPY_MAX_HEADER);
+		return tool_fail(err, errlen, -EINVAL, "%s: header of %llu bytes, above %u", path,
+				 (unsigned long long)hlen, NPY_MAX_HEADER);
 	}
 	hdr = malloc(hlen + 1);
 	if (!hdr) {
 		fclose(f);
-		return npy_fail(err, errlen, -ENOMEM, "%s: out of memory", path);
+		return tool_fail(err, errlen, -ENOMEM, "%s: out of memory", path);
 	}
 	if (fread(hdr, 1, hlen, f) != hlen) {
-		ret = npy_fail(err, errlen, -EINVAL, "%s: truncated header", path);
+		ret = tool_fail(err, errlen, -EINVAL, "%s: truncated header", path);
 		goto out;
 	}
 	hdr[hlen] = 0;
@@ -262,7 +247,7 @@ int npy_read(const char *path, struct npy_array *out, char *err, size_t errlen)
 				goto bad_header;
 			have_shape = 1;
 		} else {
-			ret = npy_fail(err, errlen, -EINVAL, "%s: unexpected header key '%s'", path, key);
+			ret = tool_fail(err, errlen, -EINVAL, "%s: unexpected header key '%s'", path, key);
 			goto out;
 		}
 		if (!eat(&h, ',')) {
@@ -276,55 +261,55 @@ int npy_read(const char *path, struct npy_array *out, char *err, size_t errlen)
 		goto bad_header;
 
 	if (npy_dtype_of(descr, &a.dtype)) {
-		ret = npy_fail(err, errlen, -EOPNOTSUPP,
-			       "%s: dtype '%s' not supported (int32 '<i4', int8 '|i1', float32 '<f4', float16 '<f2')",
-			       path, descr);
+		ret = tool_fail(err, errlen, -EOPNOTSUPP,
+				"%s: dtype '%s' not supported (int32 '<i4', int8 '|i1', float32 '<f4', float16 '<f2')",
+				path, descr);
 		goto out;
 	}
 	if (fortran) {
-		ret = npy_fail(err, errlen, -EOPNOTSUPP, "%s: Fortran order not supported (C order only)",
-			   path);
+		ret = tool_fail(err, errlen, -EOPNOTSUPP, "%s: Fortran order not supported (C order only)",
+				path);
 		goto out;
 	}
 	if (huge) {
-		ret = npy_fail(err, errlen, -EFBIG, "%s: a dimension does not fit in 64 bits", path);
+		ret = tool_fail(err, errlen, -EFBIG, "%s: a dimension does not fit in 64 bits", path);
 		goto out;
 	}
 	if (too_many || a.ndim == 0) {
-		ret = npy_fail(err, errlen, -EOPNOTSUPP, "%s: %u dimensions, supported 1..%d", path,
-			   a.ndim, FLEX_MAX_DIMS);
+		ret = tool_fail(err, errlen, -EOPNOTSUPP, "%s: %u dimensions, supported 1..%d", path,
+				a.ndim, FLEX_MAX_DIMS);
 		goto out;
 	}
 	esize = flex_dtype_size(a.dtype);
 	for (uint32_t d = 0; d < a.ndim; d++)
 		if (__builtin_mul_overflow(elems, a.shape[d], &elems)) {
-			ret = npy_fail(err, errlen, -EFBIG, "%s: shape overflows 64 bits", path);
+			ret = tool_fail(err, errlen, -EFBIG, "%s: shape overflows 64 bits", path);
 			goto out;
 		}
 	if (__builtin_mul_overflow(elems, esize, &nbytes) || nbytes > SIZE_MAX / 2) {
-		ret = npy_fail(err, errlen, -EFBIG, "%s: data size overflows", path);
+		ret = tool_fail(err, errlen, -EFBIG, "%s: data size overflows", path);
 		goto out;
 	}
 	data_off = pre_len + hlen;
 	if ((uint64_t)st.st_size < data_off + nbytes) {
-		ret = npy_fail(err, errlen, -EINVAL, "%s: truncated data: %llu bytes for %llu elements, the file has %llu",
-			   path, (unsigned long long)nbytes, (unsigned long long)elems,
-			   (unsigned long long)((uint64_t)st.st_size - data_off));
+		ret = tool_fail(err, errlen, -EINVAL, "%s: truncated data: %llu bytes for %llu elements, the file has %llu",
+				path, (unsigned long long)nbytes, (unsigned long long)elems,
+				(unsigned long long)((uint64_t)st.st_size - data_off));
 		goto out;
 	}
 	if ((uint64_t)st.st_size > data_off + nbytes) {
-		ret = npy_fail(err, errlen, -EINVAL, "%s: %llu bytes after the data", path,
-			   (unsigned long long)((uint64_t)st.st_size - data_off - nbytes));
+		ret = tool_fail(err, errlen, -EINVAL, "%s: %llu bytes after the data", path,
+				(unsigned long long)((uint64_t)st.st_size - data_off - nbytes));
 		goto out;
 	}
 	a.nbytes = (size_t)nbytes;
 	a.data = malloc(a.nbytes ? a.nbytes : 1);
 	if (!a.data) {
-		ret = npy_fail(err, errlen, -ENOMEM, "%s: out of memory for %zu bytes", path, a.nbytes);
+		ret = tool_fail(err, errlen, -ENOMEM, "%s: out of memory for %zu bytes", path, a.nbytes);
 		goto out;
 	}
 	if (fread(a.data, 1, a.nbytes, f) != a.nbytes) {
-		ret = npy_fail(err, errlen, -EIO, "%s: read error", path);
+		ret = tool_fail(err, errlen, -EIO, "%s: read error", path);
 		goto out;
 	}
 	npy_from_little_endian(a.data, elems, esize);
@@ -334,8 +319,8 @@ int npy_read(const char *path, struct npy_array *out, char *err, size_t errlen)
 	goto out;
 
 bad_header:
-	ret = npy_fail(err, errlen, -EINVAL, "%s: malformed header: %.*s", path, (int)(hlen < 120 ? hlen : 120),
-		   hdr);
+	ret = tool_fail(err, errlen, -EINVAL, "%s: malformed header: %.*s", path, (int)(hlen < 120 ? hlen : 120),
+			hdr);
 out:
 	free(a.data);
 	free(hdr);
@@ -353,7 +338,7 @@ int npy_write(const char *path, const struct npy_array *a, char *err, size_t err
 
 	if (a->ndim < 1 || a->ndim > FLEX_MAX_DIMS || !npy_descr_of(a->dtype) ||
 	    a->nbytes != npy_elements(a) * flex_dtype_size(a->dtype))
-		return npy_fail(err, errlen, -EINVAL, "%s: bad array", path);
+		return tool_fail(err, errlen, -EINVAL, "%s: bad array", path);
 	n = (size_t)snprintf(dict, sizeof(dict), "{'descr': '%s', 'fortran_order': False, 'shape': (",
 			     npy_descr_of(a->dtype));
 	for (uint32_t d = 0; d < a->ndim; d++)
@@ -374,7 +359,7 @@ int npy_write(const char *path, const struct npy_array *a, char *err, size_t err
 	pre[9] = (unsigned char)((n + pad + 1) >> 8);
 	f = fopen(path, "wb");
 	if (!f)
-		return npy_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
+		return tool_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
 	fwrite(pre, 1, 10, f);
 	fwrite(dict, 1, n, f);
 	for (size_t i = 0; i < pad; i++)
@@ -390,8 +375,8 @@ int npy_write(const char *path, const struct npy_array *a, char *err, size_t err
 		fwrite(a->data, 1, a->nbytes, f);
 	}
 	if (ferror(f))
-		ret = npy_fail(err, errlen, -EIO, "%s: write error", path);
+		ret = tool_fail(err, errlen, -EIO, "%s: write error", path);
 	if (fclose(f) && !ret)
-		ret = npy_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
+		ret = tool_fail(err, errlen, -errno, "%s: %s", path, strerror(errno));
 	return ret;
 }

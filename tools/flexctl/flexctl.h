@@ -3,8 +3,10 @@
  * flexctl: look into and operate the flex driver. Shared declarations of
  * the command files (one concern each: main.c the command table and help,
  * output.c tables and JSON, kmodctl.c the module through libkmod, sysfs.c
- * and vf.c the sysfs ABI, nl.c the flex generic netlink family, memmap.c
- * the memory-map picture).
+ * and vf.c the sysfs ABI, memmap.c the memory-map picture; the flex generic
+ * netlink family in nlconn.c (the connection), nlattrs.c (messages into
+ * JSON), lists.c (the list commands) and monitor.c (events), which share
+ * flexnl.h). Helpers every flex tool uses are in tools/shared/tool.h.
  *
  * Every command builds its result as json-c objects; output.c prints them
  * either as a table for people or, with --json, as JSON for scripts, so the
@@ -19,6 +21,8 @@
 #include <stdio.h>
 
 #include <json.h>
+
+#include "tool.h"
 
 /* Exit statuses. */
 #define FLEXCTL_EXIT_OK		0
@@ -98,15 +102,6 @@ void out_fields(const struct flexctl *c, struct json_object *obj, const struct c
 		size_t ncols);
 /* @obj as pretty JSON and a newline. */
 void out_json(const struct flexctl *c, struct json_object *obj);
-/* "1.5 GiB"-style size into @buf. */
-const char *out_human_size(char *buf, size_t len, uint64_t bytes);
-
-/* Small json-c helpers: read a member with a default. */
-int64_t jget_int(struct json_object *o, const char *key, int64_t dflt);
-double jget_double(struct json_object *o, const char *key, double dflt);
-const char *jget_str(struct json_object *o, const char *key, const char *dflt);
-void jset_int(struct json_object *o, const char *key, int64_t v);
-void jset_str(struct json_object *o, const char *key, const char *v);
 
 /* ---- sysfs.c ---- */
 
@@ -138,18 +133,18 @@ int cmd_load(struct flexctl *c, int argc, char **argv);		/* kmodctl.c */
 int cmd_unload(struct flexctl *c, int argc, char **argv);	/* kmodctl.c */
 int cmd_vf(struct flexctl *c, int argc, char **argv);		/* vf.c */
 int cmd_memmap(struct flexctl *c, int argc, char **argv);	/* memmap_cmd.c */
-int cmd_devices(struct flexctl *c, int argc, char **argv);	/* nl.c */
-int cmd_regions(struct flexctl *c, int argc, char **argv);	/* nl.c */
-int cmd_queues(struct flexctl *c, int argc, char **argv);	/* nl.c */
-int cmd_table(struct flexctl *c, int argc, char **argv);	/* nl.c */
-int cmd_monitor(struct flexctl *c, int argc, char **argv);	/* nl.c */
+int cmd_devices(struct flexctl *c, int argc, char **argv);	/* lists.c */
+int cmd_regions(struct flexctl *c, int argc, char **argv);	/* lists.c */
+int cmd_queues(struct flexctl *c, int argc, char **argv);	/* lists.c */
+int cmd_table(struct flexctl *c, int argc, char **argv);	/* lists.c */
+int cmd_monitor(struct flexctl *c, int argc, char **argv);	/* monitor.c */
 
 /*
  * The live region list of device @dev (every function), as
  * `flexctl regions --json` prints it, for the memory map. -errno with a
  * message in @err.
  */
-int nl_region_list(struct flexctl *c, int dev, struct json_object **out, char *err,
-		   size_t errlen);
+int flexctl_nl_region_list(struct flexctl *c, int dev, struct json_object **out, char *err,
+			   size_t errlen);
 
 #endif /* FLEXCTL_H */

@@ -99,7 +99,7 @@ static struct json_object *module_parm_info(struct kmodctl *k)
 		if (strcmp(key, "parm") || !val || !(colon = strchr(val, ':')))
 			continue;
 		snprintf(name, sizeof(name), "%.*s", (int)(colon - val), val);
-		jset_str(o, name, colon + 1);
+		tool_jset_str(o, name, colon + 1);
 	}
 	kmod_module_info_free_list(info);
 	return o;
@@ -190,9 +190,9 @@ static struct json_object *loaded_params(struct flexctl *c)
 		/* Numbers as JSON numbers, anything else as a string. */
 		v = strtoull(val, &end, 10);
 		if (*val && !*end)
-			jset_int(o, de->d_name, (int64_t)v);
+			tool_jset_int(o, de->d_name, (int64_t)v);
 		else
-			jset_str(o, de->d_name, val);
+			tool_jset_str(o, de->d_name, val);
 	}
 	closedir(d);
 	return o;
@@ -226,7 +226,7 @@ int cmd_status(struct flexctl *c, int argc, char **argv)
 		return FLEXCTL_EXIT_FAIL;
 	}
 	st = json_object_new_object();
-	jset_str(st, "module", FLEX_MODULE_NAME);
+	tool_jset_str(st, "module", FLEX_MODULE_NAME);
 	/* The loaded state is the name's, whatever file was given. */
 	{
 		struct kmod_module *byname = NULL;
@@ -234,40 +234,40 @@ int cmd_status(struct flexctl *c, int argc, char **argv)
 		kmod_module_new_from_name(k.ctx, FLEX_MODULE_NAME, &byname);
 		state = byname ? kmod_module_get_initstate(byname) : -ENOENT;
 		json_object_object_add(st, "loaded", json_object_new_boolean(state >= 0));
-		jset_str(st, "state", state >= 0 ? kmod_module_initstate_str(state) : "not loaded");
+		tool_jset_str(st, "state", state >= 0 ? kmod_module_initstate_str(state) : "not loaded");
 		if (state >= 0) {
 			int ref = kmod_module_get_refcnt(byname);
 			long size = kmod_module_get_size(byname);
 
 			if (ref >= 0)
-				jset_int(st, "refcount", ref);
+				tool_jset_int(st, "refcount", ref);
 			if (size > 0)
-				jset_int(st, "size", size);
+				tool_jset_int(st, "size", size);
 		}
 		if (byname)
 			kmod_module_unref(byname);
 	}
 	if (state >= 0) {
 		if (!sysfs_read_str(c, buf, sizeof(buf), "module/%s/version", FLEX_MODULE_NAME))
-			jset_str(st, "version", buf);
+			tool_jset_str(st, "version", buf);
 		if (!sysfs_read_str(c, buf, sizeof(buf), "module/%s/srcversion", FLEX_MODULE_NAME))
-			jset_str(st, "srcversion", buf);
+			tool_jset_str(st, "srcversion", buf);
 		params = loaded_params(c);
 	} else {
 		params = json_object_new_object();
 		if (module_info_value(&k, "version", buf, sizeof(buf)))
-			jset_str(st, "version", buf);
+			tool_jset_str(st, "version", buf);
 		if (module_info_value(&k, "srcversion", buf, sizeof(buf)))
-			jset_str(st, "srcversion", buf);
+			tool_jset_str(st, "srcversion", buf);
 	}
 	if (kmod_module_get_path(k.mod))
-		jset_str(st, "path", kmod_module_get_path(k.mod));
+		tool_jset_str(st, "path", kmod_module_get_path(k.mod));
 	json_object_object_add(st, "parameters", params);
 	pinfo = module_parm_info(&k);
 	if (pinfo)
 		json_object_object_add(st, "parameter_descriptions", pinfo);
 	names = json_object_new_array();
-	jset_int(st, "num_devices_present", count_devices(c, names));
+	tool_jset_int(st, "num_devices_present", count_devices(c, names));
 	json_object_array_sort(names, sort_strings);
 	json_object_object_add(st, "devices", names);
 
@@ -278,7 +278,7 @@ int cmd_status(struct flexctl *c, int argc, char **argv)
 		if (state >= 0) {
 			fprintf(c->out, "Parameters:\n");
 			json_object_object_foreach(params, key, val) {
-				const char *desc = jget_str(pinfo, key, NULL);
+				const char *desc = tool_jstr(pinfo, key, NULL);
 
 				fprintf(c->out, "  %-16s %s", key, json_object_get_string(val));
 				if (desc)
@@ -408,9 +408,9 @@ int cmd_load(struct flexctl *c, int argc, char **argv)
 	if (c->json) {
 		struct json_object *o = json_object_new_object();
 
-		jset_str(o, "module", FLEX_MODULE_NAME);
-		jset_str(o, "action", "loaded");
-		jset_str(o, "options", options);
+		tool_jset_str(o, "module", FLEX_MODULE_NAME);
+		tool_jset_str(o, "action", "loaded");
+		tool_jset_str(o, "options", options);
 		out_json(c, o);
 		json_object_put(o);
 	} else {
@@ -459,8 +459,8 @@ int cmd_unload(struct flexctl *c, int argc, char **argv)
 	} else if (c->json) {
 		struct json_object *o = json_object_new_object();
 
-		jset_str(o, "module", FLEX_MODULE_NAME);
-		jset_str(o, "action", "unloaded");
+		tool_jset_str(o, "module", FLEX_MODULE_NAME);
+		tool_jset_str(o, "action", "unloaded");
 		out_json(c, o);
 		json_object_put(o);
 	} else {

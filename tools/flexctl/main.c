@@ -184,11 +184,9 @@ int ctl_error(struct flexctl *c, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(c->err, "flexctl: ");
 	va_start(ap, fmt);
-	vfprintf(c->err, fmt, ap);
+	tool_vmsg(c->err, fmt, ap);
 	va_end(ap);
-	fputc('\n', c->err);
 	return FLEXCTL_EXIT_FAIL;
 }
 
@@ -264,6 +262,7 @@ int main(int argc, char **argv)
 	const struct flexctl_cmd *cmd;
 	int opt, ret;
 
+	tool_set_name("flexctl");
 	/* '+': stop at the command; its options are its own. */
 	while ((opt = getopt_long(argc, argv, "+jhV", opts, NULL)) != -1) {
 		switch (opt) {

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "memmap.h"
+#include "tool.h"
 
 #define BAND_H		118.0	/* px per region band */
 #define HISTORY_H	150.0	/* px of the history band */
@@ -51,19 +52,6 @@ void memmap_opts_init(struct memmap_opts *o)
 	o->width = MEMMAP_DEFAULT_WIDTH;
 	o->min_block_px = MEMMAP_MIN_BLOCK_PX;
 	o->device = -1;
-}
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
 }
 
 /* ---- reading ---- */
@@ -118,16 +106,13 @@ int memmap_load_report(const char *path, unsigned int which, struct json_object 
 
 	*out = NULL;
 	buf = slurp(path, &len);
-	if (!buf) {
-		ret = -errno;
-		set_err(err, errlen, "cannot read memory report %s: %s", path, strerror(errno));
-		return ret;
-	}
+	if (!buf)
+		return tool_fail(err, errlen, -errno, "cannot read memory report %s: %s", path,
+				 strerror(errno));
 	tok = json_tokener_new();
 	if (!tok) {
 		free(buf);
-		set_err(err, errlen, "out of memory reading %s", path);
-		return -ENOMEM;
+		return tool_fail(err, errlen, -ENOMEM, "out of memory reading %s", path);
 	}
 	/* Reports are appended one after the other: parse them in turn. */
 	for (;;) {
@@ -145,10 +130,10 @@ int memmap_load_report(const char *path, unsigned int which, struct json_object 
 
 			for (size_t i = 0; i < pos + json_tokener_get_parse_end(tok) && i < len; i++)
 				line += buf[i] == '\n';
-			set_err(err, errlen, "%s: line %zu: not a JSON memory report: %s", path, line,
-				e == json_tokener_continue ? "unexpected end of file" :
-				json_tokener_error_desc(e));
-			ret = -EINVAL;
+			ret = tool_fail(err, errlen, -EINVAL,
+					"%s: line %zu: not a JSON memory report: %s", path, line,
+					e == json_tokener_continue ? "unexpected end of file" :
+					json_tokener_error_desc(e));
 			break;
 		}
 		pos += json_tokener_get_parse_end(tok);
@@ -166,17 +151,16 @@ int memmap_load_report(const char *path, unsigned int which, struct json_object 
 	}
 	if (!count || (which && count < which)) {
 		json_object_put(last);
-		set_err(err, errlen, "%s holds %u memory report%s, not %u", path, count,
-			count == 1 ? "" : "s", which ? which : 1);
-		return -ENOENT;
+		return tool_fail(err, errlen, -ENOENT, "%s holds %u memory report%s, not %u",
+				 path, count, count == 1 ? "" : "s", which ? which : 1);
 	}
 	if (!json_object_is_type(last, json_type_object) ||
 	    !json_object_object_get_ex(last, "regions", &regions) ||
 	    !json_object_is_type(regions, json_type_array)) {
 		json_object_put(last);
-		set_err(err, errlen, "%s: report %u has no \"regions\" array (is it a libflex "
-			"JSON memory report?)", path, which ? which : count);
-		return -EINVAL;
+		return tool_fail(err, errlen, -EINVAL, "%s: report %u has no \"regions\" array "
+				 "(is it a libflex JSON memory report?)", path,
+				 which ? which : count);
 	}
 	*out = last;
 	return 0;
@@ -184,64 +168,9 @@ int memmap_load_report(const char *path, unsigned int which, struct json_object 
 
 /* ---- helpers ---- */
 
-static uint64_t jnum(struct json_object *o, const char *key, uint64_t dflt)
-{
-	struct json_object *v;
-
-	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
-		return dflt;
-	if (json_object_is_type(v, json_type_string))
-		return strtoull(json_object_get_string(v), NULL, 0);
-	return (uint64_t)json_object_get_int64(v);
-}
-
-static bool jhas(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	return o && json_object_object_get_ex(o, key, &v) && v;
-}
-
-static const char *jstr(struct json_object *o, const char *key, const char *dflt)
-{
-	struct json_object *v;
-
-	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
-		return dflt;
-	return json_object_get_string(v);
-}
-
-static double jdbl(struct json_object *o, const char *key, double dflt)
-{
-	struct json_object *v;
-
-	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
-		return dflt;
-	return json_object_get_double(v);
-}
-
 static const char *plural(uint64_t n)
 {
 	return n == 1 ? "" : "s";
-}
-
-static const char *hsize(char *buf, size_t len, uint64_t bytes)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double v = (double)bytes;
-	unsigned int u = 0;
-
-	while (v >= 1024.0 && u < 4) {
-		v /= 1024.0;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, len, "%" PRIu64 " B", bytes);
-	else if (v == (double)(uint64_t)v)
-		snprintf(buf, len, "%.0f %s", v, units[u]);
-	else
-		snprintf(buf, len, "%.2f %s", v, units[u]);
-	return buf;
 }
 
 /* Write @s as XML character data / attribute text. */
@@ -283,7 +212,7 @@ static void xml_printf(FILE *f, const char *fmt, ...)
 static struct json_object *find_owner(struct json_object *live, struct json_object *region,
 				      const struct memmap_opts *o, unsigned int *candidates)
 {
-	uint64_t id = jnum(region, "region_id", 0), size = jnum(region, "size", 0);
+	uint64_t id = tool_ju64(region, "region_id", 0), size = tool_ju64(region, "size", 0);
 	struct json_object *found = NULL;
 	size_t n = live ? json_object_array_length(live) : 0;
 
@@ -291,14 +220,14 @@ static struct json_object *find_owner(struct json_object *live, struct json_obje
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *l = json_object_array_get_idx(live, i);
 
-		if (jnum(l, "region_id", UINT64_MAX) != id)
+		if (tool_ju64(l, "region_id", UINT64_MAX) != id)
 			continue;
-		if (o->function && strcmp(jstr(l, "function", ""), o->function))
+		if (o->function && strcmp(tool_jstr(l, "function", ""), o->function))
 			continue;
-		if (o->device >= 0 && jnum(l, "device", 0) != (uint64_t)o->device)
+		if (o->device >= 0 && tool_ju64(l, "device", 0) != (uint64_t)o->device)
 			continue;
 		/* libflex may use less of a region than its size (the 512 GiB cap). */
-		if (jhas(l, "size") && jnum(l, "size", 0) < size)
+		if (tool_jhas(l, "size") && tool_ju64(l, "size", 0) < size)
 			continue;
 		(*candidates)++;
 		found = l;
@@ -330,7 +259,7 @@ static void header(FILE *f, const struct memmap_opts *o, struct json_object *rep
 {
 	struct json_object *s = json_object_object_get(report, "summary");
 	char h1[32], h2[32], h3[32], h4[32];
-	uint64_t reserved = jnum(s, "reserved_bytes", 0), alloc = jnum(s, "allocated_bytes", 0);
+	uint64_t reserved = tool_ju64(s, "reserved_bytes", 0), alloc = tool_ju64(s, "allocated_bytes", 0);
 	uint64_t nregions;
 
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -366,19 +295,19 @@ static void header(FILE *f, const struct memmap_opts *o, struct json_object *rep
 	fprintf(f, "</text>\n<text class=\"t\" id=\"summary\" x=\"%.0f\" y=\"52\">", MEMMAP_MARGIN);
 	if (o->source)
 		xml_printf(f, "%s \xc2\xb7 ", o->source);
-	nregions = jnum(s, "num_regions",
+	nregions = tool_ju64(s, "num_regions",
 			json_object_array_length(json_object_object_get(report, "regions")));
 	xml_printf(f, "%" PRIu64 " region%s \xc2\xb7 reserved %s \xc2\xb7 allocated %s (%.1f%%) in %"
 		   PRIu64 " block%s \xc2\xb7 free %s in %" PRIu64 " block%s \xc2\xb7 largest free %s "
 		   "\xc2\xb7 fragmentation %.3f",
 		   nregions, plural(nregions),
-		   hsize(h1, sizeof(h1), reserved), hsize(h2, sizeof(h2), alloc),
+		   tool_size(h1, sizeof(h1), reserved), tool_size(h2, sizeof(h2), alloc),
 		   reserved ? 100.0 * (double)alloc / (double)reserved : 0.0,
-		   jnum(s, "num_live_blocks", 0), plural(jnum(s, "num_live_blocks", 0)),
-		   hsize(h3, sizeof(h3), jnum(s, "free_bytes", 0)),
-		   jnum(s, "num_free_blocks", 0), plural(jnum(s, "num_free_blocks", 0)),
-		   hsize(h4, sizeof(h4), jnum(s, "largest_free_block", 0)),
-		   jdbl(s, "fragmentation", 0.0));
+		   tool_ju64(s, "num_live_blocks", 0), plural(tool_ju64(s, "num_live_blocks", 0)),
+		   tool_size(h3, sizeof(h3), tool_ju64(s, "free_bytes", 0)),
+		   tool_ju64(s, "num_free_blocks", 0), plural(tool_ju64(s, "num_free_blocks", 0)),
+		   tool_size(h4, sizeof(h4), tool_ju64(s, "largest_free_block", 0)),
+		   tool_jdouble(s, "fragmentation", 0.0));
 	fprintf(f, "</text>\n");
 
 	/* Legend. */
@@ -423,27 +352,22 @@ static int check_blocks(struct json_object *region, unsigned int ri, uint64_t rs
 	struct json_object *blocks = json_object_object_get(region, "blocks");
 	size_t nb;
 
-	if (!blocks || !json_object_is_type(blocks, json_type_array)) {
-		set_err(err, errlen, "region %u: no \"blocks\" array", ri);
-		return -EINVAL;
-	}
+	if (!blocks || !json_object_is_type(blocks, json_type_array))
+		return tool_fail(err, errlen, -EINVAL, "region %u: no \"blocks\" array", ri);
 	nb = json_object_array_length(blocks);
 	for (size_t i = 0; i < nb; i++) {
 		struct json_object *b = json_object_array_get_idx(blocks, i);
-		uint64_t off = jnum(b, "offset", UINT64_MAX), size = jnum(b, "size", 0);
-		const char *state = jstr(b, "state", "");
+		uint64_t off = tool_ju64(b, "offset", UINT64_MAX), size = tool_ju64(b, "size", 0);
+		const char *state = tool_jstr(b, "state", "");
 
-		if (!jhas(b, "offset") || !size || off > rsize || size > rsize - off) {
-			set_err(err, errlen, "region %u block %zu: offset %" PRIu64 " size %" PRIu64
-				" is not inside the region's %" PRIu64 " bytes", ri, i,
-				jnum(b, "offset", 0), size, rsize);
-			return -EINVAL;
-		}
-		if (strcmp(state, "free") && strcmp(state, "allocated") && strcmp(state, "pending")) {
-			set_err(err, errlen, "region %u block %zu: state \"%s\" (expected \"free\", "
-				"\"allocated\" or \"pending\")", ri, i, state);
-			return -EINVAL;
-		}
+		if (!tool_jhas(b, "offset") || !size || off > rsize || size > rsize - off)
+			return tool_fail(err, errlen, -EINVAL, "region %u block %zu: offset %" PRIu64
+					 " size %" PRIu64 " is not inside the region's %" PRIu64
+					 " bytes", ri, i, tool_ju64(b, "offset", 0), size, rsize);
+		if (strcmp(state, "free") && strcmp(state, "allocated") && strcmp(state, "pending"))
+			return tool_fail(err, errlen, -EINVAL, "region %u block %zu: state \"%s\" "
+					 "(expected \"free\", \"allocated\" or \"pending\")", ri, i,
+					 state);
 	}
 	return 0;
 }
@@ -451,10 +375,10 @@ static int check_blocks(struct json_object *region, unsigned int ri, uint64_t rs
 static void draw_block(FILE *f, const struct layout *L, unsigned int ri, struct json_object *b,
 		       uint64_t rsize, double y, bool largest)
 {
-	uint64_t off = jnum(b, "offset", 0), size = jnum(b, "size", 0);
-	bool is_free = !strcmp(jstr(b, "state", ""), "free");
-	bool pending = !strcmp(jstr(b, "state", ""), "pending");
-	const char *kind = is_free ? "free" : jstr(b, "kind", "tensor");
+	uint64_t off = tool_ju64(b, "offset", 0), size = tool_ju64(b, "size", 0);
+	bool is_free = !strcmp(tool_jstr(b, "state", ""), "free");
+	bool pending = !strcmp(tool_jstr(b, "state", ""), "pending");
+	const char *kind = is_free ? "free" : tool_jstr(b, "kind", "tensor");
 	char h1[32], h2[32];
 
 	/* Anything but a program is drawn as a tensor (the default kind). */
@@ -466,19 +390,19 @@ static void draw_block(FILE *f, const struct layout *L, unsigned int ri, struct 
 		w_of(L, size, rsize), BAR_H, ri, off, size);
 	if (!is_free) {
 		fprintf(f, " data-index=\"");
-		xml_text(f, jstr(b, "index", ""));
+		xml_text(f, tool_jstr(b, "index", ""));
 		fputc('"', f);
 	}
 	fprintf(f, "><title>");
 	if (is_free)
 		xml_printf(f, "%sfree block\noffset 0x%" PRIx64 " (%s)\nsize %s (%" PRIu64 " bytes)",
-			   largest ? "largest " : "", off, hsize(h1, sizeof(h1), off),
-			   hsize(h2, sizeof(h2), size), size);
+			   largest ? "largest " : "", off, tool_size(h1, sizeof(h1), off),
+			   tool_size(h2, sizeof(h2), size), size);
 	else
 		xml_printf(f, "%s%s %s\noffset 0x%" PRIx64 " (%s)\nsize %s (%" PRIu64
 			   " bytes), requested %" PRIu64, pending ? "freed, waiting for queued work: " : "",
-			   kind, jstr(b, "index", "?"), off, hsize(h1, sizeof(h1), off),
-			   hsize(h2, sizeof(h2), size), size, jnum(b, "requested", size));
+			   kind, tool_jstr(b, "index", "?"), off, tool_size(h1, sizeof(h1), off),
+			   tool_size(h2, sizeof(h2), size), size, tool_ju64(b, "requested", size));
 	fprintf(f, "</title></rect>\n");
 }
 
@@ -488,7 +412,7 @@ static void draw_region(FILE *f, const struct layout *L, const struct memmap_opt
 {
 	struct json_object *blocks = json_object_object_get(region, "blocks");
 	size_t nb = json_object_array_length(blocks), largest_i = SIZE_MAX;
-	uint64_t rsize = jnum(region, "size", 0), largest = 0;
+	uint64_t rsize = tool_ju64(region, "size", 0), largest = 0;
 	uint64_t tensor = 0, program = 0, freeb = 0, n_alloc = 0, n_free = 0;
 	struct json_object *owner;
 	unsigned int candidates;
@@ -497,16 +421,16 @@ static void draw_region(FILE *f, const struct layout *L, const struct memmap_opt
 
 	for (size_t i = 0; i < nb; i++) {
 		struct json_object *b = json_object_array_get_idx(blocks, i);
-		uint64_t size = jnum(b, "size", 0);
+		uint64_t size = tool_ju64(b, "size", 0);
 
-		if (!strcmp(jstr(b, "state", ""), "free")) {
+		if (!strcmp(tool_jstr(b, "state", ""), "free")) {
 			freeb += size;
 			n_free++;
 			if (size > largest) {
 				largest = size;
 				largest_i = i;
 			}
-		} else if (!strcmp(jstr(b, "kind", ""), "program")) {
+		} else if (!strcmp(tool_jstr(b, "kind", ""), "program")) {
 			program += size;
 			n_alloc++;
 		} else {
@@ -518,15 +442,15 @@ static void draw_region(FILE *f, const struct layout *L, const struct memmap_opt
 	fprintf(f, "<g class=\"region\" id=\"region-%u\">\n", ri);
 	fprintf(f, "  <text class=\"h2 region-label\" x=\"%.0f\" y=\"%.0f\">", L->x0, y0 + 14);
 	xml_printf(f, "Region %u \xc2\xb7 id 0x%" PRIx64 " \xc2\xb7 %s", ri,
-		   jnum(region, "region_id", 0), hsize(h1, sizeof(h1), rsize));
+		   tool_ju64(region, "region_id", 0), tool_size(h1, sizeof(h1), rsize));
 	owner = find_owner(live, region, o, &candidates);
 	if (owner) {
 		xml_printf(f, " \xc2\xb7 owner %s (pid %" PRIu64 ")",
-			   jstr(owner, "owner_comm", "?"), jnum(owner, "owner_pid", 0));
-		xml_printf(f, " \xc2\xb7 flex%" PRIu64 " %s", jnum(owner, "device", 0),
-			   jstr(owner, "function", "?"));
-		if (jhas(owner, "handle"))
-			xml_printf(f, " \xc2\xb7 handle %" PRIu64, jnum(owner, "handle", 0));
+			   tool_jstr(owner, "owner_comm", "?"), tool_ju64(owner, "owner_pid", 0));
+		xml_printf(f, " \xc2\xb7 flex%" PRIu64 " %s", tool_ju64(owner, "device", 0),
+			   tool_jstr(owner, "function", "?"));
+		if (tool_jhas(owner, "handle"))
+			xml_printf(f, " \xc2\xb7 handle %" PRIu64, tool_ju64(owner, "handle", 0));
 	} else if (live && candidates > 1) {
 		xml_printf(f, " \xc2\xb7 owner ambiguous (%u live regions have this id; "
 			   "give --function)", candidates);
@@ -538,11 +462,11 @@ static void draw_region(FILE *f, const struct layout *L, const struct memmap_opt
 	xml_printf(f, "allocated %s (%.1f%%) in %" PRIu64 " block%s: tensors %s, programs %s "
 		   "\xc2\xb7 free %s in %" PRIu64 " block%s \xc2\xb7 largest free %s \xc2\xb7 "
 		   "fragmentation %.3f",
-		   hsize(h1, sizeof(h1), tensor + program),
+		   tool_size(h1, sizeof(h1), tensor + program),
 		   rsize ? 100.0 * (double)(tensor + program) / (double)rsize : 0.0, n_alloc,
-		   plural(n_alloc), hsize(h2, sizeof(h2), tensor), hsize(h3, sizeof(h3), program),
-		   hsize(h4, sizeof(h4), freeb), n_free, plural(n_free),
-		   hsize(h5, sizeof(h5), largest),
+		   plural(n_alloc), tool_size(h2, sizeof(h2), tensor), tool_size(h3, sizeof(h3), program),
+		   tool_size(h4, sizeof(h4), freeb), n_free, plural(n_free),
+		   tool_size(h5, sizeof(h5), largest),
 		   freeb ? 1.0 - (double)largest / (double)freeb : 0.0);
 	fprintf(f, "</text>\n");
 
@@ -550,7 +474,7 @@ static void draw_region(FILE *f, const struct layout *L, const struct memmap_opt
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < nb; i++) {
 			struct json_object *b = json_object_array_get_idx(blocks, i);
-			bool is_free = !strcmp(jstr(b, "state", ""), "free");
+			bool is_free = !strcmp(tool_jstr(b, "state", ""), "free");
 
 			if (is_free == (pass == 0))
 				draw_block(f, L, ri, b, rsize, ybar, i == largest_i);
@@ -569,7 +493,7 @@ static void draw_region(FILE *f, const struct layout *L, const struct memmap_opt
 			"<text class=\"axis\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"%s\">%s</text>\n",
 			x, ybar + BAR_H, x, ybar + BAR_H + 5, x, ybar + BAR_H + 16,
 			q == 0 ? "start" : q == 4 ? "end" : "middle",
-			q == 0 ? "0" : hsize(h1, sizeof(h1), off));
+			q == 0 ? "0" : tool_size(h1, sizeof(h1), off));
 	}
 	fprintf(f, "</g>\n");
 }
@@ -589,8 +513,8 @@ static struct json_object *history_events(struct json_object *report)
 /* What event @e adds to allocated (*@da) and reserved (*@dr) bytes. */
 static void event_delta(struct json_object *e, int64_t *da, int64_t *dr)
 {
-	const char *a = jstr(e, "action", "");
-	int64_t size = (int64_t)jnum(e, "size", 0);
+	const char *a = tool_jstr(e, "action", "");
+	int64_t size = (int64_t)tool_ju64(e, "size", 0);
 
 	*da = !strcmp(a, "alloc") ? size : !strcmp(a, "free") ? -size : 0;
 	*dr = !strcmp(a, "region_acquire") ? size : !strcmp(a, "region_release") ? -size : 0;
@@ -614,11 +538,11 @@ static void draw_history(FILE *f, const struct layout *L, struct json_object *re
 	struct json_object *s = json_object_object_get(report, "summary");
 	struct json_object *h = json_object_object_get(report, "history");
 	size_t n = json_object_array_length(ev);
-	int64_t start[2] = { (int64_t)jnum(s, "allocated_bytes", 0),
-			     (int64_t)jnum(s, "reserved_bytes", 0) };
+	int64_t start[2] = { (int64_t)tool_ju64(s, "allocated_bytes", 0),
+			     (int64_t)tool_ju64(s, "reserved_bytes", 0) };
 	int64_t level[2], peak = 1, d[2];
-	uint64_t t0 = jnum(json_object_array_get_idx(ev, 0), "t_ns", 0);
-	uint64_t t1 = jnum(json_object_array_get_idx(ev, n - 1), "t_ns", 0);
+	uint64_t t0 = tool_ju64(json_object_array_get_idx(ev, 0), "t_ns", 0);
+	uint64_t t1 = tool_ju64(json_object_array_get_idx(ev, n - 1), "t_ns", 0);
 	double ybase = y0 + 30 + PLOT_H, span = t1 > t0 ? (double)(t1 - t0) : 1.0;
 	char h1[32];
 
@@ -644,8 +568,8 @@ static void draw_history(FILE *f, const struct layout *L, struct json_object *re
 	fprintf(f, "<g id=\"history\">\n  <text class=\"h2\" x=\"%.0f\" y=\"%.0f\">", L->x0,
 		y0 + 14);
 	xml_printf(f, "Allocation history \xc2\xb7 %zu event%s kept of %" PRIu64 " recorded "
-		   "\xc2\xb7 %.3f ms \xc2\xb7 up to %s", n, plural(n), jnum(h, "recorded", n),
-		   span / 1e6, hsize(h1, sizeof(h1), (uint64_t)peak));
+		   "\xc2\xb7 %.3f ms \xc2\xb7 up to %s", n, plural(n), tool_ju64(h, "recorded", n),
+		   span / 1e6, tool_size(h1, sizeof(h1), (uint64_t)peak));
 	fprintf(f, "</text>\n");
 	for (int k = 0; k < 2; k++) {
 		int64_t lv = start[k];
@@ -655,7 +579,7 @@ static void draw_history(FILE *f, const struct layout *L, struct json_object *re
 			k ? COLOR_RESERVED : COLOR_TENSOR);
 		for (size_t i = 0; i < n; i++) {
 			struct json_object *e = json_object_array_get_idx(ev, i);
-			double x = L->x0 + L->w * (double)(jnum(e, "t_ns", t0) - t0) / span;
+			double x = L->x0 + L->w * (double)(tool_ju64(e, "t_ns", t0) - t0) / span;
 
 			event_delta(e, &d[0], &d[1]);
 			fprintf(f, "%s%.2f,%.2f", i ? " " : "", x, level_y(ybase, lv, peak));
@@ -670,14 +594,14 @@ static void draw_history(FILE *f, const struct layout *L, struct json_object *re
 
 		event_delta(e, &d[0], &d[1]);
 		level[0] += d[0];
-		if (strcmp(jstr(e, "action", ""), "oom"))
+		if (strcmp(tool_jstr(e, "action", ""), "oom"))
 			continue;
 		fprintf(f, "  <circle class=\"history oom\" cx=\"%.2f\" cy=\"%.2f\" r=\"4\" "
 			"fill=\"" COLOR_OOM "\"><title>",
-			L->x0 + L->w * (double)(jnum(e, "t_ns", t0) - t0) / span,
+			L->x0 + L->w * (double)(tool_ju64(e, "t_ns", t0) - t0) / span,
 			level_y(ybase, level[0], peak));
 		xml_printf(f, "out of memory: %s asked (thread %" PRIu64 ")",
-			   hsize(h1, sizeof(h1), jnum(e, "size", 0)), jnum(e, "thread", 0));
+			   tool_size(h1, sizeof(h1), tool_ju64(e, "size", 0)), tool_ju64(e, "thread", 0));
 		fprintf(f, "</title></circle>\n");
 	}
 	fprintf(f, "  <rect class=\"frame\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"/>\n"
@@ -701,28 +625,21 @@ int memmap_render_svg(struct json_object *report, struct json_object *live,
 		o = &defaults;
 	}
 	if (!report || !json_object_object_get_ex(report, "regions", &regions) ||
-	    !json_object_is_type(regions, json_type_array)) {
-		set_err(err, errlen, "not a memory report: no \"regions\" array");
-		return -EINVAL;
-	}
-	if (live && !json_object_is_type(live, json_type_array)) {
-		set_err(err, errlen, "the live region list is not an array");
-		return -EINVAL;
-	}
-	if (o->width < 200) {
-		set_err(err, errlen, "picture width %u px is too small (at least 200)", o->width);
-		return -EINVAL;
-	}
+	    !json_object_is_type(regions, json_type_array))
+		return tool_fail(err, errlen, -EINVAL, "not a memory report: no \"regions\" array");
+	if (live && !json_object_is_type(live, json_type_array))
+		return tool_fail(err, errlen, -EINVAL, "the live region list is not an array");
+	if (o->width < 200)
+		return tool_fail(err, errlen, -EINVAL,
+				 "picture width %u px is too small (at least 200)", o->width);
 	nr = json_object_array_length(regions);
 	for (size_t i = 0; i < nr; i++) {
 		struct json_object *r = json_object_array_get_idx(regions, i);
-		uint64_t rsize = jnum(r, "size", 0);
+		uint64_t rsize = tool_ju64(r, "size", 0);
 		int ret;
 
-		if (!rsize) {
-			set_err(err, errlen, "region %zu: no size", i);
-			return -EINVAL;
-		}
+		if (!rsize)
+			return tool_fail(err, errlen, -EINVAL, "region %zu: no size", i);
 		ret = check_blocks(r, (unsigned int)i, rsize, err, errlen);
 		if (ret)
 			return ret;
@@ -746,9 +663,7 @@ int memmap_render_svg(struct json_object *report, struct json_object *live,
 	if (events)
 		draw_history(out, &L, report, events, HEADER_H + (nr ? nr : 1) * BAND_H);
 	fprintf(out, "</svg>\n");
-	if (fflush(out) || ferror(out)) {
-		set_err(err, errlen, "writing the SVG failed");
-		return -EIO;
-	}
+	if (fflush(out) || ferror(out))
+		return tool_fail(err, errlen, -EIO, "writing the SVG failed");
 	return 0;
 }

@@ -109,7 +109,7 @@ int cmd_memmap(struct flexctl *c, int argc, char **argv)
 		}
 	} else if (!no_live && flex_module_loaded(c)) {
 		/* Owners are a bonus: draw without them if the driver cannot say. */
-		if (nl_region_list(c, mo.device, &live, err, sizeof(err)))
+		if (flexctl_nl_region_list(c, mo.device, &live, err, sizeof(err)))
 			fprintf(c->err, "flexctl: warning: no region owners in the picture: %s\n", err);
 	}
 
@@ -135,10 +135,10 @@ int cmd_memmap(struct flexctl *c, int argc, char **argv)
 		for (size_t i = 0; i < json_object_array_length(regions); i++)
 			blocks += json_object_array_length(json_object_object_get(
 					json_object_array_get_idx(regions, i), "blocks"));
-		jset_str(o, "report", argv[optind]);
-		jset_str(o, "output", output);
-		jset_int(o, "regions", json_object_array_length(regions));
-		jset_int(o, "blocks", blocks);
+		tool_jset_str(o, "report", argv[optind]);
+		tool_jset_str(o, "output", output);
+		tool_jset_int(o, "regions", json_object_array_length(regions));
+		tool_jset_int(o, "blocks", blocks);
 		json_object_object_add(o, "owners", json_object_new_boolean(live != NULL));
 		if (c->json)
 			out_json(c, o);

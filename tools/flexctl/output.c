@@ -11,62 +11,6 @@
 
 #include "flexctl.h"
 
-int64_t jget_int(struct json_object *o, const char *key, int64_t dflt)
-{
-	struct json_object *v;
-
-	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
-		return dflt;
-	return json_object_get_int64(v);
-}
-
-double jget_double(struct json_object *o, const char *key, double dflt)
-{
-	struct json_object *v;
-
-	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
-		return dflt;
-	return json_object_get_double(v);
-}
-
-const char *jget_str(struct json_object *o, const char *key, const char *dflt)
-{
-	struct json_object *v;
-
-	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
-		return dflt;
-	return json_object_get_string(v);
-}
-
-void jset_int(struct json_object *o, const char *key, int64_t v)
-{
-	json_object_object_add(o, key, json_object_new_int64(v));
-}
-
-void jset_str(struct json_object *o, const char *key, const char *v)
-{
-	json_object_object_add(o, key, v ? json_object_new_string(v) : NULL);
-}
-
-const char *out_human_size(char *buf, size_t len, uint64_t bytes)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
-	double v = (double)bytes;
-	unsigned int u = 0;
-
-	while (v >= 1024.0 && u < sizeof(units) / sizeof(units[0]) - 1) {
-		v /= 1024.0;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, len, "%" PRIu64 " B", bytes);
-	else if (v == (double)(uint64_t)v)
-		snprintf(buf, len, "%.0f %s", v, units[u]);
-	else
-		snprintf(buf, len, "%.1f %s", v, units[u]);
-	return buf;
-}
-
 void out_cell(const struct flexctl *c, struct json_object *row, const struct column *col,
 	      char *buf, size_t len)
 {
@@ -87,7 +31,7 @@ void out_cell(const struct flexctl *c, struct json_object *row, const struct col
 		if (c->bytes)
 			snprintf(buf, len, "%" PRIu64, (uint64_t)json_object_get_int64(v));
 		else
-			out_human_size(buf, len, (uint64_t)json_object_get_int64(v));
+			tool_size(buf, len, (uint64_t)json_object_get_int64(v));
 		break;
 	case COL_HEX:
 		snprintf(buf, len, "0x%" PRIx64, (uint64_t)json_object_get_int64(v));

@@ -33,21 +33,21 @@ static int vf_state(struct flexctl *c, unsigned int dev, struct json_object **ou
 		return err;
 	o = json_object_new_object();
 	vfs = json_object_new_array();
-	jset_int(o, "device", dev);
-	jset_int(o, "total_vfs", total);
-	jset_int(o, "num_vfs", num);
+	tool_jset_int(o, "device", dev);
+	tool_jset_int(o, "total_vfs", total);
+	tool_jset_int(o, "num_vfs", num);
 	for (uint64_t i = 0; i < num; i++) {
 		struct json_object *vf = json_object_new_object();
 		char name[32];
 
 		snprintf(name, sizeof(name), "flex%uvf%llu", dev, (unsigned long long)i);
-		jset_str(vf, "name", name);
-		jset_int(vf, "device", dev);
-		jset_int(vf, "vf", i);
+		tool_jset_str(vf, "name", name);
+		tool_jset_int(vf, "device", dev);
+		tool_jset_int(vf, "vf", i);
 		if (!sysfs_read_u64(c, &v, "class/flex/%s/table_size", name))
-			jset_int(vf, "table_size", v);
+			tool_jset_int(vf, "table_size", v);
 		if (!sysfs_read_u64(c, &v, "class/flex/%s/table_used", name))
-			jset_int(vf, "table_used", v);
+			tool_jset_int(vf, "table_used", v);
 		json_object_array_add(vfs, vf);
 	}
 	json_object_object_add(o, "vfs", vfs);
@@ -66,8 +66,8 @@ static int vf_show(struct flexctl *c, unsigned int dev)
 		out_json(c, st);
 	} else {
 		fprintf(c->out, "flex%u: %lld of %lld VFs enabled\n", dev,
-			(long long)jget_int(st, "num_vfs", 0), (long long)jget_int(st, "total_vfs", 0));
-		if (jget_int(st, "num_vfs", 0))
+			(long long)tool_jint(st, "num_vfs", 0), (long long)tool_jint(st, "total_vfs", 0));
+		if (tool_jint(st, "num_vfs", 0))
 			out_table(c, json_object_object_get(st, "vfs"), vf_cols,
 				  sizeof(vf_cols) / sizeof(vf_cols[0]));
 	}
