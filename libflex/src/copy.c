@@ -448,6 +448,69 @@ FLEX_EXPORT int flex_stream_copy_device(struct flex_stream *s, flex_alloc_index_
 	return device_op(s, name, &op, d.region_id, r.region_id);
 }
 
+/* Bytes spanned by @rows rows of @width at @pitch; 0 on overflow. */
+static uint64_t span_2d(uint64_t width, uint64_t pitch, uint64_t rows)
+{
+	uint64_t span;
+
+	if (__builtin_mul_overflow(rows - 1, pitch, &span) ||
+	    __builtin_add_overflow(span, width, &span))
+		return 0;
+	return span;
+}
+
+FLEX_EXPORT int flex_stream_copy_device_2d(struct flex_stream *s, flex_alloc_index_t dst,
+					   uint64_t dst_offset, uint64_t dst_pitch,
+					   flex_alloc_index_t src, uint64_t src_offset,
+					   uint64_t src_pitch, uint64_t width, uint64_t height)
+{
+	const char *name = "copy_device_2d";
+	uint64_t dspan, sspan, r;
+	struct flex_vaddr d, v;
+	struct devop op;
+	int err;
+
+	if (!s)
+		return flex_error_set(-EINVAL, "%s: NULL stream", name);
+	if (!width || !height)
+		return 0;
+	if (height > 1 && (dst_pitch < width || src_pitch < width))
+		return flex_error_set(-EINVAL, "%s: pitches %llu and %llu below the width %llu",
+				      name, (unsigned long long)dst_pitch,
+				      (unsigned long long)src_pitch, (unsigned long long)width);
+	if (height == 1 || (dst_pitch == width && src_pitch == width))
+		return flex_stream_copy_device(s, dst, dst_offset, src, src_offset, width * height);
+	dspan = span_2d(width, dst_pitch, height);
+	sspan = span_2d(width, src_pitch, height);
+	if (!dspan || !sspan)
+		return flex_error_set(-ERANGE, "%s: %llu rows of %llu bytes overflow 64 bits", name,
+				      (unsigned long long)height, (unsigned long long)width);
+	err = resolve_range(s, name, "destination", dst, dst_offset, dspan, &d) ?:
+	      resolve_range(s, name, "source", src, src_offset, sspan, &v);
+	if (err)
+		return err;
+	if (d.region_id == v.region_id && d.offset < v.offset + sspan && v.offset < d.offset + dspan)
+		return flex_error_set(-EINVAL, "%s: the source and destination ranges overlap "
+				      "(copy through a temporary)", name);
+	if (width > DEVOP_INSN_BYTES) {
+		/* Rows this wide are CBs of their own anyway. */
+		for (r = 0, err = 0; r < height && !err; r++)
+			err = flex_stream_copy_device(s, dst, dst_offset + r * dst_pitch, src,
+						      src_offset + r * src_pitch, width);
+		return err;
+	}
+	memset(&op, 0, sizeof(op));
+	op.dst = d.offset;
+	op.src = v.offset;
+	op.size = width;
+	op.rows = height;
+	op.dpitch = dst_pitch;
+	op.spitch = src_pitch;
+	op.insn_bytes = DEVOP_INSN_BYTES;
+	op.insns_per_cb = DEVOP_INSNS_PER_CB;
+	return device_op(s, name, &op, d.region_id, v.region_id);
+}
+
 FLEX_EXPORT int flex_stream_fill(struct flex_stream *s, flex_alloc_index_t dst,
 				 uint64_t offset, uint64_t size, const void *pattern,
 				 uint32_t pattern_size)

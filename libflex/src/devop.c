@@ -53,8 +53,23 @@ static uint32_t doublings(const struct devop *op)
 	return n;
 }
 
+/* A 2-D copy's rows per CB (see devop.h). */
+static uint64_t rows_per_cb(const struct devop *op)
+{
+	uint64_t r = op->insn_bytes * op->insns_per_cb / (op->size ? op->size : 1);
+
+	if (!r)
+		r = 1;
+	return r < DEVOP_ROWS_PER_CB ? r : DEVOP_ROWS_PER_CB;
+}
+
+/* Program @k of a 2-D copy: its rows, one COPY each. */
+static size_t program_2d(const struct devop *op, uint32_t k, unsigned char *buf);
+
 size_t flex_devop_program_max(const struct devop *op)
 {
+	if (op->rows > 1)
+		return HDR + INSN * (rows_per_cb(op) + 1);
 	/* The first CB of a doubling fill is the longest: 1 + doublings + pieces + END. */
 	return HDR + INSN * (2 + doublings(op) + op->insns_per_cb) + 8;
 }
@@ -62,6 +77,9 @@ size_t flex_devop_program_max(const struct devop *op)
 uint32_t flex_devop_n_cbs(const struct devop *op)
 {
 	uint64_t per_cb = op->insn_bytes * op->insns_per_cb;
+
+	if (op->rows > 1)
+		return op->size ? (uint32_t)((op->rows + rows_per_cb(op) - 1) / rows_per_cb(op)) : 0;
 
 	return (uint32_t)((op->size + per_cb - 1) / per_cb);
 }
@@ -84,15 +102,27 @@ static void emit(struct emit *e, uint8_t op, uint64_t a0, uint64_t a1, uint64_t 
 	memcpy(e->buf + HDR + INSN * e->n++, &in, sizeof(in));
 }
 
+static void put_header(void *buf, uint32_t n_insns)
+{
+	struct flex_prog_header h;
+
+	memset(&h, 0, sizeof(h));
+	h.magic = FLEX_PROG_MAGIC;
+	h.version = FLEX_PROG_VERSION;
+	h.n_insns = n_insns;
+	memcpy(buf, &h, sizeof(h));
+}
+
 size_t flex_devop_program(const struct devop *op, uint32_t k, void *buf)
 {
 	uint64_t per_cb = op->insn_bytes * op->insns_per_cb, body = op->size & ~3ULL;
 	uint64_t p64, a, b, start, end, pat_off, filled;
 	struct emit e = { buf, 0 };
-	struct flex_prog_header h;
 	uint32_t n_insns, p32, j;
 	int has32, dbl;
 
+	if (op->rows > 1)
+		return program_2d(op, k, buf);
 	if (op->backward)
 		k = flex_devop_n_cbs(op) - 1 - k;
 	start = (uint64_t)k * per_cb;
@@ -140,14 +170,25 @@ size_t flex_devop_program(const struct devop *op, uint32_t k, void *buf)
 		}
 	}
 	emit(&e, FLEX_OP_END, 0, 0, 0);
-	memset(&h, 0, sizeof(h));
-	h.magic = FLEX_PROG_MAGIC;
-	h.version = FLEX_PROG_VERSION;
-	h.n_insns = e.n;
-	memcpy(buf, &h, sizeof(h));
+	put_header(buf, e.n);
 	if (!op->fill)
 		return HDR + INSN * e.n;
 	memset((unsigned char *)buf + HDR + INSN * e.n, 0, pat_off - HDR - INSN * e.n);
 	memcpy((unsigned char *)buf + pat_off, &p64, 8);	/* little-endian, as the device */
 	return pat_off + 8;
+}
+
+static size_t program_2d(const struct devop *op, uint32_t k, unsigned char *buf)
+{
+	uint64_t r = (uint64_t)k * rows_per_cb(op), end = r + rows_per_cb(op);
+	struct emit e = { buf, 0 };
+
+	if (end > op->rows)
+		end = op->rows;
+	for (; r < end; r++)
+		emit(&e, FLEX_OP_COPY, FLEX_ADDR(0, op->dst + r * op->dpitch),
+		     FLEX_ADDR(1, op->src + r * op->spitch), op->size);
+	emit(&e, FLEX_OP_END, 0, 0, 0);
+	put_header(buf, e.n);
+	return HDR + INSN * e.n;
 }

@@ -22,6 +22,8 @@
 /* The device's limits: 64 MiB per COPY (and per FILL: 2^24 int32), 4 per CB. */
 #define DEVOP_INSN_BYTES	(4ULL * FLEX_ISA_MAX_ELEMENTS)
 #define DEVOP_INSNS_PER_CB	4U
+/* A 2-D copy's rows per CB at most: one COPY each, a 32 KiB program. */
+#define DEVOP_ROWS_PER_CB	255U
 
 /*
  * struct devop - one device copy or fill.
@@ -34,6 +36,13 @@
  *		from the end (each instruction is a memmove).
  * @insn_bytes: bytes per instruction, a multiple of 8.
  * @insns_per_cb: instructions (COPY/FILL) per CB, at least 1.
+ * @rows:	copy: 0 or 1 for one range of @size bytes; more for a 2-D copy
+ *		of @rows rows of @size bytes (1 .. @insn_bytes), row r from
+ *		@src + r * @spitch to @dst + r * @dpitch, one COPY per row,
+ *		as many rows per CB as @insn_bytes * @insns_per_cb bytes take,
+ *		at most DEVOP_ROWS_PER_CB. The rows must not overlap
+ *		(@backward is not used).
+ * @dpitch, @spitch: a 2-D copy's row pitches in bytes.
  */
 struct devop {
 	int fill;
@@ -43,6 +52,7 @@ struct devop {
 	int backward;
 	uint64_t insn_bytes;
 	uint32_t insns_per_cb;
+	uint64_t rows, dpitch, spitch;
 };
 
 /* The most bytes flex_devop_program() writes for @op. */

@@ -339,4 +339,62 @@ TEST(device_fills_and_copies_past_one_instruction)
 	flex_context_destroy(ctx);
 }
 
+/*
+ * 2-D device copies (a strided view's contiguous()): 1000 rows of 37 bytes
+ * at pitches 100 and 61, over four CBs of 255 rows; rows of one element
+ * (a transpose's column); a contiguous pair as one copy; and the refusals:
+ * a pitch below the width, overlapping ranges, a range past the allocation.
+ */
+TEST(device_2d_copies_place_every_row_at_its_pitch)
+{
+	enum { ROWS = 1000, W = 37, DP = 100, SP = 61, SZ = ROWS * DP };
+	struct flex_context *ctx = open_ctx(_metadata, 64 * MiB);
+	static unsigned char src[SZ], dst[SZ], want[SZ], got[SZ];
+	struct flex_stream_stats before, after;
+	struct flex_stream *s;
+	flex_alloc_index_t A, B;
+	int r;
+
+	ASSERT_NE(NULL, ctx);
+	s = flex_context_default_stream(ctx);
+	A = alloc_bytes(_metadata, ctx, SZ);
+	B = alloc_bytes(_metadata, ctx, SZ);
+	fill_bytes(src, SZ, 5);
+	memset(dst, 0x6b, SZ);
+	ASSERT_EQ(0, flex_stream_copy(s, FLEX_COPY_TO_DEVICE, A, 0, src, SZ));
+	ASSERT_EQ(0, flex_stream_copy(s, FLEX_COPY_TO_DEVICE, B, 0, dst, SZ));
+	memcpy(want, dst, SZ);
+
+	flex_stream_get_stats(s, &before);
+	ASSERT_EQ(0, flex_stream_copy_device_2d(s, B, 3, DP, A, 7, SP, W, ROWS))
+		TH_LOG("%s", flex_last_error());
+	flex_stream_get_stats(s, &after);
+	EXPECT_EQ(2 * ((ROWS + 254) / 255), after.cbs - before.cbs);
+	for (r = 0; r < ROWS; r++)
+		memcpy(want + 3 + r * DP, src + 7 + r * SP, W);
+	/* A column of 4-byte elements (row stride 40 bytes) into 300 packed ones. */
+	ASSERT_EQ(0, flex_stream_copy_device_2d(s, B, 60000, 4, A, 1, 40, 4, 300));
+	for (r = 0; r < 300; r++)
+		memcpy(want + 60000 + 4 * r, src + 1 + 40 * r, 4);
+	/* Equal pitch and width on both sides: one copy. */
+	flex_stream_get_stats(s, &before);
+	ASSERT_EQ(0, flex_stream_copy_device_2d(s, B, 70000, 16, A, 0, 16, 16, 100));
+	flex_stream_get_stats(s, &after);
+	EXPECT_EQ(2, after.cbs - before.cbs);
+	memcpy(want + 70000, src, 1600);
+	ASSERT_EQ(0, flex_stream_copy(s, FLEX_COPY_FROM_DEVICE, B, 0, got, SZ));
+	sync_ok(_metadata, s, "2-D copies");
+	expect_bytes(_metadata, got, want, SZ, "B after three 2-D copies");
+
+	EXPECT_EQ(-EINVAL, flex_stream_copy_device_2d(s, B, 0, 8, A, 0, 16, 16, 2));
+	EXPECT_NE(NULL, strstr(flex_last_error(), "below the width")) TH_LOG("%s", flex_last_error());
+	EXPECT_EQ(-EINVAL, flex_stream_copy_device_2d(s, A, 8, 32, A, 0, 32, 16, 10));
+	EXPECT_NE(NULL, strstr(flex_last_error(), "overlap")) TH_LOG("%s", flex_last_error());
+	EXPECT_EQ(-ERANGE, flex_stream_copy_device_2d(s, B, 0, DP, A, 0, SP, W, ROWS * 2));
+	EXPECT_EQ(0, flex_stream_copy_device_2d(s, B, 0, DP, A, 0, SP, 0, ROWS));
+	EXPECT_EQ(0, flex_stream_copy_device_2d(s, B, 0, DP, A, 0, SP, W, 0));
+	sync_ok(_metadata, s, "after the refusals");
+	flex_context_destroy(ctx);
+}
+
 TEST_HARNESS_MAIN

@@ -215,6 +215,57 @@ START_TEST(device_limits_hold)
 }
 END_TEST
 
+/* 2-D copies: every row where its pitch puts it, nothing else touched, over many CBs. */
+START_TEST(copies_2d_rows_at_their_pitches)
+{
+	unsigned char src[2000], dst[2000], want[2000];
+
+	for (int i = 0; i < 2000; i++)
+		src[i] = (unsigned char)(i * 7 + 3);
+	for (uint64_t width = 1; width <= 24; width += 5)
+		for (uint64_t rows = 2; rows < 40; rows += 3)
+			for (uint64_t extra = 0; extra < 9; extra += 4) {
+				struct devop op = small_op(24, 3);
+				uint64_t dpitch = width + extra, spitch = width + 2 * extra + 1;
+
+				op.dst = 5;
+				op.src = 3;
+				op.size = width;
+				op.rows = rows;
+				op.dpitch = dpitch;
+				op.spitch = spitch;
+				memset(dst, 0x5a, sizeof(dst));
+				memcpy(want, dst, sizeof(want));
+				for (uint64_t r = 0; r < rows; r++)
+					memcpy(want + 5 + r * dpitch, src + 3 + r * spitch, width);
+				ck_assert_uint_eq(flex_devop_n_cbs(&op),
+						  (rows + 72 / width - 1) / (72 / width));
+				run_op(&op, dst, sizeof(dst), src, sizeof(src));
+				ck_assert_msg(!memcmp(dst, want, sizeof(dst)),
+					      "%llu rows of %llu bytes at pitches %llu/%llu: wrong",
+					      (unsigned long long)rows, (unsigned long long)width,
+					      (unsigned long long)dpitch, (unsigned long long)spitch);
+			}
+}
+END_TEST
+
+/* With the device's sizes, a 2-D copy's programs stay within DEVOP_ROWS_PER_CB rows. */
+START_TEST(copies_2d_row_limit)
+{
+	struct devop op = small_op(DEVOP_INSN_BYTES, DEVOP_INSNS_PER_CB);
+
+	op.size = 4;
+	op.rows = 1000;
+	op.dpitch = op.spitch = 64;
+	ck_assert_uint_eq(flex_devop_n_cbs(&op), (1000 + DEVOP_ROWS_PER_CB - 1) / DEVOP_ROWS_PER_CB);
+	ck_assert_uint_eq(flex_devop_program_max(&op),
+			  sizeof(struct flex_prog_header) + 128 * (DEVOP_ROWS_PER_CB + 1));
+	op.size = DEVOP_INSN_BYTES;
+	op.dpitch = op.spitch = DEVOP_INSN_BYTES;
+	ck_assert_uint_eq(flex_devop_n_cbs(&op), 1000 / DEVOP_INSNS_PER_CB);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("devop");
@@ -223,6 +274,8 @@ int main(void)
 	tcase_add_test(tc, fills_of_every_pattern_size);
 	tcase_add_test(tc, copies_as_memmove);
 	tcase_add_test(tc, device_limits_hold);
+	tcase_add_test(tc, copies_2d_rows_at_their_pitches);
+	tcase_add_test(tc, copies_2d_row_limit);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return run_suite(s);

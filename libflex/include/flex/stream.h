@@ -211,6 +211,29 @@ int flex_stream_copy_device(struct flex_stream *s, flex_alloc_index_t dst, uint6
 			    flex_alloc_index_t src, uint64_t src_offset, uint64_t size);
 
 /**
+ * flex_stream_copy_device_2d() - enqueue a copy of @height rows of @width
+ * bytes from one allocation to another, on the device: a strided view's
+ * copy_ or contiguous() (cudaMemcpy2DAsync between device pointers).
+ * @dst, @dst_offset, @dst_pitch: row r goes to bytes @dst_offset + r *
+ *		@dst_pitch .. + @width of @dst.
+ * @src, @src_offset, @src_pitch: row r comes from there, likewise.
+ * @width, @height: bytes per row and rows; either 0 queues nothing and
+ *		returns 0. The pitches must be at least @width when @height
+ *		is above 1.
+ * One COPY instruction per row, up to 255 rows per CB (a job named
+ * "copy_device_2d"); rows that are contiguous on both sides are one
+ * flex_stream_copy_device(). The source and destination ranges must not
+ * overlap. Returns at once; ordered in the stream like any other work.
+ * Return: 0; -EINVAL a NULL stream, a pitch below @width, or overlapping
+ * ranges; -ERANGE a range outside its allocation or past 64 bits;
+ * otherwise as flex_stream_copy_device(). Since: 1.0.
+ */
+int flex_stream_copy_device_2d(struct flex_stream *s, flex_alloc_index_t dst,
+			       uint64_t dst_offset, uint64_t dst_pitch, flex_alloc_index_t src,
+			       uint64_t src_offset, uint64_t src_pitch, uint64_t width,
+			       uint64_t height);
+
+/**
  * flex_stream_fill() - enqueue a fill of bytes of an allocation with a
  * repeated pattern, on the device: zero_, fill_, cudaMemsetAsync.
  * @dst, @offset: bytes @offset .. + @size of @dst.
