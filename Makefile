@@ -30,16 +30,17 @@ PKGCONFIGDIR	?= $(LIBDIR)/pkgconfig
 INSTALL		?= install
 
 .PHONY: all help deps kmod libflex tools check check-unit check-vm check-debug \
-	check-install check-checkpatch check-dkms demo bench clean install uninstall
+	check-install check-checkpatch check-dkms check-torch demo bench clean install uninstall
 
-all: kmod libflex tools
+all: kmod libflex tools torch-flex
 
 help:
 	@echo "make            build kmod/flex.ko, libflex and the tools"
 	@echo "make deps       install the Debian packages the project needs"
 	@echo "make check      all tests: host unit, install and checkpatch, then the driver suite in the VM"
+	@echo "                and the torch-flex suite in the VM"
 	@echo "make check-debug the VM suite under a KASAN/lockdep/kmemleak kernel"
-	@echo "make demo       the main job, in the VM"
+	@echo "make demo       the main job, then an MLP through torch-flex, in the VM"
 	@echo "make bench      the benchmarks"
 	@echo "make fuzz       the fuzzer (FUZZ_SECONDS=, FUZZ_SEED=, FUZZ_KERNEL=debug) and trinity, in the VM"
 	@echo "make soak       the soak (SOAK_SECONDS=) in the VM"
@@ -50,6 +51,7 @@ help:
 	@echo "make check-install  make install and uninstall in a scratch DESTDIR; libflex.sym"
 	@echo "make check-checkpatch  checkpatch.pl --strict on kmod/ (host)"
 	@echo "make check-dkms dkms build of the module against the installed headers, loaded in the VM"
+	@echo "make check-torch the torch-flex suite in the VM, on the PF and a VF (TORCH_ARGS=)"
 
 deps: $(BUILD)/.deps-stamp
 $(BUILD)/.deps-stamp: tools/install-deps
@@ -63,6 +65,7 @@ include tools/shared/shared.mk
 -include libflex/libflex.mk
 include tests/tests.mk
 include tools/flexctl/flexctl.mk
+include tools/torch-flex/torch-flex.mk
 include tools/dkms/module.mk
 
 TOOLS		:= $(BUILD)/flex-demo $(BUILD)/flexctl
@@ -125,8 +128,13 @@ check-install: libflex $(addprefix $(BUILD)/,$(INSTALL_BINS))
 		$(RESULTS)/install-sym.tap $(RESULTS)/install.tap; \
 	exit $$status
 
-demo: kmod tools
-	tools/flex-vm -- $(CURDIR)/$(BUILD)/flex-demo
+# The C demo, then Documentation/flex/examples/mlp.py through torch-flex on
+# the PF, in one VM boot with the memory torch needs.
+demo: kmod tools torch-flex
+	tools/flex-vm --mem 3072 --timeout 900 -- /bin/sh -c \
+		'"$$1" && echo && PYTHONPATH="$$2" /usr/bin/python3 -u "$$3"' demo \
+		$(CURDIR)/$(BUILD)/flex-demo $(abspath $(BUILD))/torch-flex \
+		$(CURDIR)/Documentation/flex/examples/mlp.py
 
 check: deps
 	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
@@ -135,6 +143,10 @@ check: deps
 	-@$(MAKE) --no-print-directory check-checkpatch
 	-@$(MAKE) --no-print-directory check-dkms
 	-@$(MAKE) --no-print-directory check-vm
+	-@$(MAKE) --no-print-directory check-torch-vm TORCH_RESULTS=$(RESULTS)/torch || \
+		[ -e $(RESULTS)/torch/lane.tap ] || { mkdir -p $(RESULTS)/torch && \
+		echo "not ok 1 - the torch lane did not reach the VM (make torch-flex failed?)" \
+			> $(RESULTS)/torch/lane.tap; }
 	@tools/tap-summary $(RESULTS)
 
 bench: deps
@@ -142,6 +154,7 @@ bench: deps
 	@$(MAKE) --no-print-directory bench-alloc
 	@$(MAKE) --no-print-directory bench-queue
 	@$(MAKE) --no-print-directory bench-launch
+	@$(MAKE) --no-print-directory bench-torch
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null

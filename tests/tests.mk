@@ -120,6 +120,13 @@ $(BUILD)/bench/launch_bench: tests/bench/launch_bench.c $(BUILD)/libflex.a | dep
 bench-launch: kmod $(BUILD)/bench/launch_bench
 	tools/flex-vm --mem 1536 --param backing_cap=256M -- $(CURDIR)/$(BUILD)/bench/launch_bench
 
+# torch-flex's host cost per operator and an MLP's forward pass (in the VM).
+.PHONY: bench-torch
+bench-torch: kmod torch-flex
+	tools/flex-vm --mem 3072 --timeout 900 -- /bin/sh -c \
+		'PYTHONPATH="$$1" /usr/bin/python3 -u "$$2"' bench \
+		$(abspath $(BUILD))/torch-flex $(CURDIR)/tests/bench/torch_bench.py
+
 # The debug-kernel lane: the same suite under KASAN, KFENCE, lockdep,
 # kmemleak and UBSAN. tools/debug-kernel/build builds that kernel once per
 # machine (cached outside the tree) and prints its directory; the module is
@@ -271,3 +278,40 @@ fuzz: deps $(FUZZ_BIN)
 	@grep -h '^fuzz: ' $(FUZZ_RESULTS)/*.tap || true
 	@tools/tap-summary $(FUZZ_RESULTS)
 # ---- end of fuzzing ----------------------------------------------------------
+
+# ---- torch lane (tests/torch/, Documentation/flex/testing.rst) ---------------
+# torch-flex, the PyTorch 1.13 PrivateUse1 extension (tools/torch-flex/, built
+# by `make torch-flex` into build/torch-flex/), in one VM boot:
+# tests/torch/run.sh enables a VF and runs tests/torch/test_torch_flex.py on
+# the PF (device 0) and the VF (device 1) against PyTorch's CPU results, then
+# disables the VF. import torch alone takes about a minute under TCG, and
+# torch needs more than flex-vm's default 1024 MB. Alone, make check-torch
+# writes build/results-torch/; make check runs check-torch-vm with
+# TORCH_RESULTS=build/results/torch, so that its closing line counts the lane.
+# TORCH_ARGS= passes options to the suite: TORCH_ARGS="--match 'mm float32'
+# --no-big".
+TORCH_RESULTS	?= $(BUILD)/results-torch
+TORCH_VM_FLAGS	?= --mem 3072 --timeout 900
+TORCH_ARGS	?=
+
+.PHONY: check-torch check-torch-vm
+check-torch: check-torch-vm
+	@tools/tap-summary $(TORCH_RESULTS)
+
+# The VM run alone, without the closing line. A VM run that fails of itself
+# (the kernel logged a bug, the module stayed loaded, the timeout) is one
+# more failure, in lane.tap.
+check-torch-vm: kmod torch-flex
+	@rm -rf $(TORCH_RESULTS) && mkdir -p $(TORCH_RESULTS)
+	@echo "torch: tests/torch/run.sh in the VM (import torch takes about a minute there)"
+	@out=$(abspath $(TORCH_RESULTS)); rc=0; \
+	tools/flex-vm $(TORCH_VM_FLAGS) --out $$out -- $(CURDIR)/tests/torch/run.sh \
+		$(abspath $(BUILD))/torch-flex $$out $(TORCH_ARGS) || rc=$$?; \
+	if [ $$rc = 0 ] || [ $$rc = 1 ]; then \
+		echo "ok 1 - torch VM run clean (kernel log: no BUG, WARNING or oops; module unloaded)" \
+			> $$out/lane.tap; \
+	else \
+		echo "not ok 1 - torch VM run exited $$rc: 125 the kernel logged a bug or the module" \
+			"did not unload, 124 timeout (see $$out/flex-vm)" > $$out/lane.tap; \
+	fi
+# ---- end of the torch lane ---------------------------------------------------
