@@ -556,6 +556,8 @@ struct worker {
 };
 
 #define MAX_WORKERS	64
+/* How often the parent prints a progress line: long runs show their rate. */
+#define PROGRESS_NS	(60 * 1000000000LL)
 static struct worker workers[MAX_WORKERS];
 static int nworkers;
 
@@ -852,8 +854,8 @@ static void parse_args(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	int64_t start, stop_at, kill_at = -1, next_signal;
-	uint64_t kill_at_ioctls = 0;
+	int64_t start, stop_at, kill_at = -1, next_signal, next_progress;
+	uint64_t kill_at_ioctls = 0, progress_ioctls = 0;
 	char quota_capacity[64] = "", quota_backing[64] = "";
 	struct rng r;
 	double secs;
@@ -917,6 +919,7 @@ int main(int argc, char **argv)
 			kill_at_ioctls = opt.ioctls / 4 + rnd(&r, opt.ioctls / 2 + 1);
 	}
 	next_signal = start + 200000000LL;
+	next_progress = start + PROGRESS_NS;
 	/* A worker ignores SIGUSR1 until it has installed its handler. */
 	signal(SIGUSR1, SIG_IGN);
 	for (i = 0; i < opt.procs; i++)
@@ -952,6 +955,15 @@ int main(int argc, char **argv)
 			if (w)
 				kill(w->pid, SIGUSR1);
 			next_signal = t + (50 + rnd(&r, 400)) * 1000000LL;
+		}
+		if (t >= next_progress) {
+			uint64_t n = load(&sh->ioctls);
+
+			printf("# progress: %.0f s, %" PRIu64 " ioctls, %.0f/s in the last %d s\n",
+			       (t - start) / 1e9, n, (n - progress_ioctls) * 1e9 / PROGRESS_NS,
+			       (int)(PROGRESS_NS / 1000000000LL));
+			progress_ioctls = n;
+			next_progress += PROGRESS_NS;
 		}
 		reap(0);
 		usleep(20000);
