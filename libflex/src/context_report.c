@@ -79,7 +79,7 @@ static void text_line(FILE *f, const char *prefix, const char *who,
 
 	fprintf(f, "%s  %s: jobs %llu, tiles %llu, CBs %llu in %llu submits (%llu parked), "
 		"host ops %llu (host functions %llu), DMA %s, synchronize %llu calls %.3f ms "
-		"waiting, correction slot %s (grown %llu times)\n", prefix, who,
+		"waiting, correction arena %s (grown %llu times)\n", prefix, who,
 		(unsigned long long)st->jobs, (unsigned long long)st->tiles,
 		(unsigned long long)st->cbs, (unsigned long long)st->submits,
 		(unsigned long long)st->parked_cbs, (unsigned long long)st->host_ops,

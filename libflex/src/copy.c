@@ -26,10 +26,10 @@
  * Device copies and fills run on the compute engine (the DMA engine moves
  * only between host and device): COPY and FILL programs built per
  * operation (devop.c), each CB's program DMA'd into the stream's
- * correction slot and run from there, with segments 0 and 1 on the
- * destination's and the source's regions. One slot per stream is enough
+ * correction arena and run from there, with segments 0 and 1 on the
+ * destination's and the source's regions. One arena per stream is enough
  * for the same reason as for correction tensors: a queue runs one CB at a
- * time, so the next DMA into the slot runs after the CB that ran from it.
+ * time, so the next DMA into the arena runs after the CB that ran from it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -368,7 +368,7 @@ static int device_op(struct flex_stream *s, const char *name, const struct devop
 	int err;
 
 	/* Before the lock: the allocator may call back (memory pressure). */
-	err = flex_corr_slot_ensure(s, max);
+	err = flex_corr_arena_ensure(s, max);
 	if (err)
 		return err;
 	progs = malloc((size_t)n * max);
@@ -380,16 +380,16 @@ static int device_op(struct flex_stream *s, const char *name, const struct devop
 		goto unlock;
 	memset(&tmpl, 0, sizeof(tmpl));
 	tmpl.opcode = FLEX_CB_COMPUTE;
-	tmpl.compute.program.region_id = s->slot_va.region_id;
-	tmpl.compute.program.offset = s->slot_va.offset;
+	tmpl.compute.program.region_id = s->arena_va.region_id;
+	tmpl.compute.program.offset = s->arena_va.offset;
 	tmpl.compute.segments[0].region_id = dst_region;
 	tmpl.compute.segment_mask = 1U << 0 | 1U << FLEX_SEGMENT_CORRECTION;
 	if (!op->fill) {
 		tmpl.compute.segments[1].region_id = src_region;
 		tmpl.compute.segment_mask |= 1U << 1;
 	}
-	tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].region_id = s->slot_va.region_id;
-	tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].offset = s->slot_va.offset;
+	tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].region_id = s->arena_va.region_id;
+	tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].offset = s->arena_va.offset;
 	for (k = 0; k < n; k++) {
 		unsigned char *prog = progs + (size_t)k * max;
 		struct flex_cb *d = &cbs[2 * k];
@@ -399,8 +399,8 @@ static int device_op(struct flex_stream *s, const char *name, const struct devop
 		d->opcode = FLEX_CB_DMA_TO_DEVICE;
 		d->user_data = ud_make(launch, 0, FLEX_STEP_DMA_TO_DEVICE, k);
 		d->dma.host_ptr = (uint64_t)(uintptr_t)prog;
-		d->dma.dev.region_id = s->slot_va.region_id;
-		d->dma.dev.offset = s->slot_va.offset;
+		d->dma.dev.region_id = s->arena_va.region_id;
+		d->dma.dev.offset = s->arena_va.offset;
 		d->dma.size = len;
 		cbs[2 * k + 1] = tmpl;
 		cbs[2 * k + 1].user_data = ud_make(launch, 1, FLEX_STEP_COMPUTE, k);

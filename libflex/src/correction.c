@@ -2,17 +2,25 @@
 /*
  * Program correction: the HostOperation that turns a launch's resolved
  * addresses and shapes into the correction tensor, and the stream's
- * correction slot that the tensor is DMA'd to (segment 7 of its compute
- * CBs).
+ * correction arena that the tensors are DMA'd to.
  *
- * One slot per stream is enough: a queue runs one CB at a time, in order,
- * so tile i's DMA can only overwrite the slot after tile i-1's compute CB
- * (which read it when it started) has completed. Two streams have two
- * slots, so launches on different streams never see each other's
- * correction data. A job with more slots than the current slot holds gets
- * a new, larger slot; the old one may still be named by CBs in flight, so
- * it is freed only when the stream's completion passes them (deferred,
- * like the host staging buffers).
+ * A tiled launch is built a window at a time (launch.c): one DMA CB
+ * uploads the correction tensors of every tile of the window, one after
+ * the other, into the arena, and each tile's compute CB points its
+ * segment 7 at its own tensor there. A window so costs one CB more than
+ * its tiles, not twice as many.
+ *
+ * One arena per stream is enough: a queue runs one CB at a time, in
+ * order, so window w+1's upload can only overwrite the arena after window
+ * w's last compute CB (which read its tensor when it started) has
+ * completed. Device copies (copy.c) use the arena the same way, for their
+ * programs. Two streams have two arenas, so launches on different streams
+ * never see each other's correction data. A launch that wants more room
+ * than the arena has gets a new, larger one; the old one may still be
+ * named by CBs in flight (or still to be built by the stream's worker,
+ * which the stream's assigned seqno already counts), so it is freed only
+ * when the stream's completion passes them (deferred, like the host
+ * staging buffers).
  */
 #include <errno.h>
 #include <string.h>
@@ -23,60 +31,75 @@
 #include "log.h"
 #include "stream_internal.h"
 
-/* The smallest slot: 32 slots, the correction tensor of most kernels. */
-#define SLOT_MIN_BYTES	256
+/* The smallest arena: 32 slots, the correction tensor of most kernels. */
+#define ARENA_MIN_BYTES	256
+/*
+ * The largest arena a window asks for: a window of 255 tiles of the
+ * largest correction tensor (FLEX_PROG_MAX_SLOTS slots) would want 2 MiB;
+ * such a window carries fewer tiles instead.
+ */
+#define ARENA_MAX_BYTES	(1ULL << 20)
+
+uint64_t flex_corr_window_tiles(uint64_t slot_bytes, uint64_t want)
+{
+	uint64_t fit = slot_bytes ? ARENA_MAX_BYTES / slot_bytes : want;
+
+	if (want > fit)
+		want = fit;
+	return want ? want : 1;
+}
 
 /*
  * Without s->lock: the allocator may call its memory-pressure callback,
  * and a callback that synchronizes this stream (an OOM handler) must find
- * the lock free. Another thread may grow the slot meanwhile: the bigger
- * slot wins and the other allocation goes back.
+ * the lock free. Another thread may grow the arena meanwhile: the bigger
+ * arena wins and the other allocation goes back.
  */
-int flex_corr_slot_ensure(struct flex_stream *s, uint64_t bytes)
+int flex_corr_arena_ensure(struct flex_stream *s, uint64_t bytes)
 {
 	flex_alloc_index_t idx, old;
 	struct flex_vaddr va;
-	uint64_t size = SLOT_MIN_BYTES, have;
+	uint64_t size = ARENA_MIN_BYTES, have;
 	int err;
 
-	have = atomic_load(&s->slot_size);	/* it only grows: a stale value is smaller */
+	have = atomic_load(&s->arena_size);	/* it only grows: a stale value is smaller */
 	if (bytes <= have)
 		return 0;
 	while (size < bytes)
 		size *= 2;
 	err = flex_alloc_block_alloc(s->ctx->alloc, size, FLEX_ALLOC_TENSOR, &idx);
 	if (err)
-		return flex_error_set(err, "stream %u: correction slot of %llu bytes: %s", s->qid,
+		return flex_error_set(err, "stream %u: correction arena of %llu bytes: %s", s->qid,
 				 (unsigned long long)size, flex_last_error());
 	err = flex_alloc_block_resolve(s->ctx->alloc, idx, &va, NULL);
 	if (err) {
 		flex_alloc_block_free(s->ctx->alloc, idx);
-		return flex_error_set(err, "stream %u: correction slot: resolve failed", s->qid);
+		return flex_error_set(err, "stream %u: correction arena: resolve failed", s->qid);
 	}
 	pthread_mutex_lock(&s->lock);
-	if (atomic_load(&s->slot_size) >= size) {
+	if (atomic_load(&s->arena_size) >= size) {
 		pthread_mutex_unlock(&s->lock);
 		flex_alloc_block_free(s->ctx->alloc, idx);	/* another thread grew it */
 		return 0;
 	}
-	old = s->slot;
+	old = s->arena;
 	if (old != FLEX_ALLOC_INDEX_NONE) {
 		flex_stream_defer(s, NULL, old);	/* CBs in flight may still name it */
 		s->stats.corr_slot_grows++;
 	}
-	s->slot = idx;
-	s->slot_va = va;
-	atomic_store(&s->slot_size, size);
+	s->arena = idx;
+	s->arena_va = va;
+	atomic_store(&s->arena_size, size);
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
 
-void flex_corr_slot_release(struct flex_stream *s)
+void flex_corr_arena_release(struct flex_stream *s)
 {
-	if (s->slot != FLEX_ALLOC_INDEX_NONE)
-		flex_alloc_block_free(s->ctx->alloc, s->slot);
-	s->slot = FLEX_ALLOC_INDEX_NONE;
-	atomic_store(&s->slot_size, 0);
+	if (s->arena != FLEX_ALLOC_INDEX_NONE)
+		flex_alloc_block_free(s->ctx->alloc, s->arena);
+	s->arena = FLEX_ALLOC_INDEX_NONE;
+	atomic_store(&s->arena_size, 0);
 }
 
 /*

@@ -6,16 +6,17 @@
  * regions countable in 7 segments, DMA steps inside their allocations.
  *
  * A kernel launch then runs, per tile, the HostOperation (the correction
- * tensor) and builds two CBs: a DMA of that tensor to the stream's
- * correction slot and a compute CB whose segment 7 is the slot. Tiles are
- * built a window (FLEX_SUBMIT_MAX_CBS CBs) at a time, as a generator
- * (stream.c): the caller builds and submits windows while the driver
- * queue takes them, the stream's worker builds the rest as the queue
- * drains. Each window's correction tensors are in one host staging
- * buffer, which lives until the stream's completion passes the window's
- * last CB (the DMA engine reads the user pages when the CB runs, not when
- * it is queued). A launch of any number of tiles so holds a few windows'
- * worth of memory.
+ * tensor) and builds its compute CB. Tiles are built a window at a time
+ * (up to FLEX_SUBMIT_MAX_CBS CBs), as a generator (stream.c): the caller
+ * builds and submits windows while the driver queue takes them, the
+ * stream's worker builds the rest as the queue drains. A window's
+ * correction tensors are built side by side in one host staging buffer
+ * and go to the stream's correction arena in one DMA CB ahead of the
+ * window's compute CBs, each of whose segment 7 points at its own tile's
+ * tensor (correction.c). The staging buffer lives until the stream's
+ * completion passes the window's last CB (the DMA engine reads the user
+ * pages when the CB runs, not when it is queued). A launch of any number
+ * of tiles so holds a few windows' worth of memory.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -96,50 +97,58 @@ struct launch_gen {
 	struct gen g;
 	const struct flex_job *job;
 	const struct flex_tensor *args;
-	uint32_t n_args, n_slots, per_tile, step_c;
+	uint32_t n_args, n_slots, step_c;
 	uint64_t launch, iter;
+	uint64_t window;		/* tiles per window: one upload each */
 	struct flex_tiling t;
 	struct resolved r;
 	struct flex_cb tmpl;		/* the compute CB every tile shares */
-	struct flex_vaddr slot;
+	struct flex_vaddr arena;
 	struct flex_job *own_job;
 	struct flex_tensor own_args[FLEX_KERNEL_MAX_ARGS];
 };
 
-/* Up to @max CBs: whole tiles, each its correction DMA and its compute CB. */
+/*
+ * Up to @max CBs: a window of whole tiles, their correction tensors'
+ * upload first. Every window but the last has lg->window tiles, so the
+ * launch's CB count is known when it is enqueued (gen.left).
+ */
 static int launch_next(struct gen *g, struct flex_cb *cbs, uint32_t max, uint32_t *n,
 		       void **staging)
 {
 	struct launch_gen *lg = (struct launch_gen *)g;
-	uint64_t tiles = (lg->t.n_iters - lg->iter), idx[FLEX_KERNEL_MAX_AXES];
+	uint64_t tiles = lg->t.n_iters - lg->iter, idx[FLEX_KERNEL_MAX_AXES];
 	uint64_t off[FLEX_KERNEL_MAX_ARGS], *corr = NULL, k;
+	uint64_t slot_bytes = lg->n_slots * sizeof(uint64_t);
 	struct flex_cb *cb = cbs;
 	int first_red;
 
-	if (tiles > max / lg->per_tile)
-		tiles = max / lg->per_tile;
+	if (tiles > lg->window)
+		tiles = lg->window;
+	if (tiles + (lg->n_slots != 0) > max)
+		return -EINVAL;	/* window is sized for FLEX_SUBMIT_MAX_CBS */
 	if (lg->n_slots) {
-		corr = malloc(tiles * lg->n_slots * sizeof(uint64_t));
+		corr = malloc(tiles * slot_bytes);
 		if (!corr)
 			return -ENOMEM;
+		memset(cb, 0, sizeof(*cb));
+		cb->opcode = FLEX_CB_DMA_TO_DEVICE;
+		cb->user_data = ud_make(lg->launch, 1, FLEX_STEP_DMA_CORRECTION, lg->iter);
+		cb->dma.host_ptr = (uint64_t)(uintptr_t)corr;
+		cb->dma.dev = (struct flex_va){ lg->arena.region_id, lg->arena.offset };
+		cb->dma.size = tiles * slot_bytes;
+		cb++;
 	}
 	for (k = 0; k < tiles; k++, lg->iter++) {
+		*cb = lg->tmpl;
 		if (lg->n_slots) {
-			uint64_t *c = corr + k * lg->n_slots;
-
 			flex_tiling_iter(&lg->t, &lg->job->sig, lg->args, lg->n_args, lg->iter,
 					 idx, off, &first_red);
-			flex_corr_build(lg->job, lg->args, lg->r.va, lg->r.seg, off, first_red, c);
-			memset(cb, 0, sizeof(*cb));
-			cb->opcode = FLEX_CB_DMA_TO_DEVICE;
-			cb->user_data = ud_make(lg->launch, 1, FLEX_STEP_DMA_CORRECTION, lg->iter);
-			cb->dma.host_ptr = (uint64_t)(uintptr_t)c;
-			cb->dma.dev.region_id = lg->slot.region_id;
-			cb->dma.dev.offset = lg->slot.offset;
-			cb->dma.size = lg->n_slots * sizeof(uint64_t);
-			cb++;
+			flex_corr_build(lg->job, lg->args, lg->r.va, lg->r.seg, off, first_red,
+					corr + k * lg->n_slots);
+			cb->compute.segments[FLEX_SEGMENT_CORRECTION].offset =
+				lg->arena.offset + k * slot_bytes;
 		}
-		*cb = lg->tmpl;
 		cb->user_data = ud_make(lg->launch, lg->step_c, FLEX_STEP_COMPUTE, lg->iter);
 		cb++;
 	}
@@ -210,10 +219,18 @@ static int launch_kernel(struct flex_stream *s, const struct flex_job *job,
 	lg.own_job = NULL;
 	lg.n_args = n_args;
 	lg.n_slots = job->n_corr;
-	lg.per_tile = job->n_corr ? 2 : 1;
 	lg.step_c = job->n_steps - 1;	/* compute is the last step */
 	lg.iter = 0;
-	lg.g.left = lg.t.n_iters * lg.per_tile;
+	if (lg.n_slots) {
+		/* A window: its upload and its tiles' compute CBs, in one submission. */
+		lg.window = flex_corr_window_tiles(lg.n_slots * sizeof(uint64_t),
+						   lg.t.n_iters < FLEX_SUBMIT_MAX_CBS ?
+						   lg.t.n_iters : FLEX_SUBMIT_MAX_CBS - 1);
+		lg.g.left = lg.t.n_iters + (lg.t.n_iters + lg.window - 1) / lg.window;
+	} else {
+		lg.window = FLEX_SUBMIT_MAX_CBS;
+		lg.g.left = lg.t.n_iters;
+	}
 	memset(&lg.tmpl, 0, sizeof(lg.tmpl));
 	lg.tmpl.opcode = FLEX_CB_COMPUTE;
 	lg.tmpl.compute.program.region_id = lg.r.prog.region_id;
@@ -225,15 +242,15 @@ static int launch_kernel(struct flex_stream *s, const struct flex_job *job,
 
 	/* Before the lock: the allocator may call back (memory pressure). */
 	if (lg.n_slots) {
-		err = flex_corr_slot_ensure(s, lg.n_slots * sizeof(uint64_t));
+		err = flex_corr_arena_ensure(s, lg.window * lg.n_slots * sizeof(uint64_t));
 		if (err)
 			return err;
 	}
 	pthread_mutex_lock(&s->lock);
 	if (lg.n_slots) {
-		lg.slot = s->slot_va;
-		lg.tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].region_id = s->slot_va.region_id;
-		lg.tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].offset = s->slot_va.offset;
+		/* It only grows: this one holds a window, and is freed after the launch. */
+		lg.arena = s->arena_va;
+		lg.tmpl.compute.segments[FLEX_SEGMENT_CORRECTION].region_id = s->arena_va.region_id;
 		lg.tmpl.compute.segment_mask |= 1U << FLEX_SEGMENT_CORRECTION;
 	}
 	lg.launch = flex_stream_poisoned(s) ? 0 : flex_stream_new_launch(s, job->name);

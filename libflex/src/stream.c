@@ -923,7 +923,7 @@ FLEX_EXPORT int flex_stream_new(struct flex_context *ctx, int priority,
 	atomic_init(&s->refs, 1);
 	s->priority = priority;
 	s->allow_tiled = !(env && !strcmp(env, "0"));
-	s->slot = FLEX_ALLOC_INDEX_NONE;
+	s->arena = FLEX_ALLOC_INDEX_NONE;
 	s->aq.ops = &aq_ops;
 	atomic_init(&s->submitted, 0);
 	err = flex_device_queue_create(s->dev, (uint32_t)priority, STREAM_QUEUE_DEPTH, &s->qid);
@@ -996,7 +996,7 @@ FLEX_EXPORT void flex_stream_destroy(struct flex_stream *s)
 		free(d);
 	}
 	flex_stream_get_stats(s, &final);	/* before the slot goes: its size counts */
-	flex_corr_slot_release(s);
+	flex_corr_arena_release(s);
 	flex_copy_stage_release(s);
 	flex_context_remove_stream(s->ctx, s, &final);
 	free(s->scratch);
@@ -1149,6 +1149,6 @@ FLEX_EXPORT void flex_stream_get_stats(struct flex_stream *s, struct flex_stream
 {
 	pthread_mutex_lock(&s->lock);
 	*st = s->stats;
-	st->corr_slot_bytes = atomic_load(&s->slot_size);
+	st->corr_slot_bytes = atomic_load(&s->arena_size);
 	pthread_mutex_unlock(&s->lock);
 }

@@ -2,7 +2,7 @@
 /*
  * FlexStream internals shared by stream.c (queue, worker, synchronize),
  * event.c, launch.c (walking job plans into CBs) and correction.c (the
- * HostOperation and the per-stream correction slot).
+ * HostOperation and the per-stream correction arena).
  */
 #ifndef FLEX_STREAM_INTERNAL_H
 #define FLEX_STREAM_INTERNAL_H
@@ -110,12 +110,12 @@ struct item {
 	struct stamp *stamp;		/* ITEM_STAMP: referenced */
 };
 
-/* Host memory (and old correction slots) the device may use until @seq completes. */
+/* Host memory (and old correction arenas) the device may use until @seq completes. */
 struct deferred {
 	struct deferred *next;
 	uint64_t seq;
 	void *buf;
-	flex_alloc_index_t slot;	/* FLEX_ALLOC_INDEX_NONE or a replaced slot */
+	flex_alloc_index_t slot;	/* FLEX_ALLOC_INDEX_NONE or a replaced arena */
 };
 
 /* Split-DMA pieces one stream has in the driver at once (pinned memory). */
@@ -151,10 +151,13 @@ struct flex_stream {
 	int has_host_err;
 	struct flex_stream_error host_err;
 
-	/* The correction slot: segment 7 of every compute CB of this stream. */
-	flex_alloc_index_t slot;
-	struct flex_vaddr slot_va;
-	_Atomic uint64_t slot_size;	/* written under the lock; read without it to skip growing */
+	/*
+	 * The correction arena (correction.c): each compute CB's segment 7
+	 * points into it, at its own tile's correction tensor.
+	 */
+	flex_alloc_index_t arena;
+	struct flex_vaddr arena_va;
+	_Atomic uint64_t arena_size;	/* written under the lock; read without it to skip growing */
 
 	struct deferred *def_head, *def_tail;	/* in seq order */
 	unsigned int n_def;
@@ -234,11 +237,13 @@ int flex_copy_enqueue_dma(struct flex_stream *s, const struct flex_cb *cb);
 /* copy.c: free the staging buffers (the stream is idle, its worker stopped). */
 void flex_copy_stage_release(struct flex_stream *s);
 
-/* correction.c. Without s->lock: a slot of at least @bytes (grown if needed). */
-int flex_corr_slot_ensure(struct flex_stream *s, uint64_t bytes);
+/* correction.c. Without s->lock: an arena of at least @bytes (grown if needed). */
+int flex_corr_arena_ensure(struct flex_stream *s, uint64_t bytes);
+/* Tiles of @slot_bytes each one upload may carry: at least 1, at most @want. */
+uint64_t flex_corr_window_tiles(uint64_t slot_bytes, uint64_t want);
 void flex_corr_build(const struct flex_job *job, const struct flex_tensor *args,
 		const struct flex_vaddr *va, const uint32_t *seg_of_arg,
 		const uint64_t *byte_offset, int first_reduction, uint64_t *out);
-void flex_corr_slot_release(struct flex_stream *s);
+void flex_corr_arena_release(struct flex_stream *s);
 
 #endif /* FLEX_STREAM_INTERNAL_H */

@@ -4,20 +4,28 @@
  *
  *   bench: launch_per_tile_vs_raw_submit <ratio> x
  *	the time of flex_stream_launch() of a 64-tile matmul (HostOperation,
- *	building the CBs, submitting them) over the time of submitting the
- *	same CBs (same count, batching and sizes, built beforehand) straight
- *	through FLEX_IOCTL_SUBMIT. Both are measured with the engines paused
- *	(debugfs), so that the device's work does not compete with the
- *	submitting thread for the guest's CPUs; rounds alternate library and
- *	raw. The ratio is of the best rounds (as queue_bench: the machine is
- *	shared, and the best round is the least disturbed one); the medians
- *	are printed too.
+ *	building the CBs, submitting them) over the time of submitting its
+ *	compute CBs by hand, each after the DMA of its tile's correction
+ *	tensor (built beforehand) straight through FLEX_IOCTL_SUBMIT: what a
+ *	runtime without a correction arena submits. Both are measured with
+ *	the engines paused (debugfs), so that the device's work does not
+ *	compete with the submitting thread for the guest's CPUs; rounds
+ *	alternate library and raw. The ratio is of the best rounds (as
+ *	queue_bench: the machine is shared, and the best round is the least
+ *	disturbed one); the medians are printed too.
+ *   bench: launch_vs_raw_one_upload <ratio> x
+ *	the same launch over submitting by hand exactly the CBs the library
+ *	builds (one upload of every tile's correction tensor, then the
+ *	compute CBs): the library's own cost, its HostOperations included.
+ *   bench: launch_cbs_per_tile <n> count
+ *	CBs the library submitted per tile of a 64-tile launch (stream
+ *	counters): the tiles' compute CBs and their windows' uploads.
  *   bench: launch_return_before_first_tile <yes|no> bool
  *	engines running, a 64-tile launch of 128x128x128 int32 tiles: right after
  *	flex_stream_launch() returns, has the queue completed the first
  *	tile's compute CB? "yes" if it has not (the call did not wait).
- *   bench: launch_us / raw_submit_us (best), launch_median_us /
- *	raw_submit_median_us, big_launch_us: for context.
+ *   bench: launch_us / raw_submit_us / raw_one_upload_us (best),
+ *	launch_median_us / raw_submit_median_us, big_launch_us: for context.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -82,9 +90,10 @@ int main(void)
 	struct flex_queue_status st;
 	struct flex_vaddr va[3], prog, slot;
 	flex_alloc_index_t A, B, C, bin, slot_idx;
-	static struct flex_cb raw[2 * NT];
-	static uint64_t corr[NT][8];
-	double lib_us[ROUNDS], raw_us[ROUNDS], t0;
+	static struct flex_cb raw[2 * NT], raw1[NT + 1];
+	static uint64_t corr[NT][8], corr1[NT * 8];
+	double lib_us[ROUNDS], raw_us[ROUNDS], raw1_us[ROUNDS], t0;
+	struct flex_stream_stats st0, st1;
 	uint32_t raw_q;
 	uint64_t first_compute;
 	int i, r, e;
@@ -114,7 +123,7 @@ int main(void)
 	if ((e = flex_alloc_block_alloc(al, (uint64_t)M * K * 4, FLEX_ALLOC_TENSOR, &A)) ||
 	    (e = flex_alloc_block_alloc(al, (uint64_t)K * N * 4, FLEX_ALLOC_TENSOR, &B)) ||
 	    (e = flex_alloc_block_alloc(al, (uint64_t)M * N * 4, FLEX_ALLOC_TENSOR, &C)) ||
-	    (e = flex_alloc_block_alloc(al, 256, FLEX_ALLOC_TENSOR, &slot_idx)))
+	    (e = flex_alloc_block_alloc(al, sizeof(corr1), FLEX_ALLOC_TENSOR, &slot_idx)))
 		die("alloc", e);
 	t[0] = (struct flex_tensor){ .index = A, .dtype = FLEX_DTYPE_INT32, .ndim = 2,
 				     .shape = { M, K }, .strides = { K, 1 } };
@@ -161,7 +170,15 @@ int main(void)
 		c->compute.segments[7].region_id = slot.region_id;
 		c->compute.segments[7].offset = slot.offset;
 		c->compute.segment_mask |= 1U << 7;
+
+		/* The library's CBs: one upload, then compute CBs into it. */
+		memcpy(&corr1[i * kern->n_corr], corr[i], kern->n_corr * 8);
+		raw1[1 + i] = *c;
+		raw1[1 + i].compute.segments[7].offset = slot.offset + i * kern->n_corr * 8;
 	}
+	raw1[0] = raw[0];
+	raw1[0].dma.host_ptr = (uint64_t)(uintptr_t)corr1;
+	raw1[0].dma.size = NT * kern->n_corr * 8;
 
 	/*
 	 * 1. Submission cost, engines paused. The order alternates (the
@@ -170,25 +187,37 @@ int main(void)
 	 */
 	for (r = 0; r < ROUNDS; r++) {
 		uint64_t seq = 0;
-		int lib_first = r % 2 == 0, k;
+		int k;
 
 		if ((e = pause_engines(1)))
 			die("pause engines (debugfs)", e);
 		usleep(2000);
-		for (k = 0; k < 2; k++) {
-			if ((k == 0) == lib_first) {
+		for (k = 0; k < 3; k++) {
+			switch ((k + r) % 3) {
+			case 0:
+				flex_stream_get_stats(s, &st0);
 				t0 = now_us();
 				e = flex_stream_launch(s, job, t, 3, 0);
 				lib_us[r] = now_us() - t0;
 				if (e)
 					die("launch", e);
-			} else {
+				flex_stream_get_stats(s, &st1);
+				break;
+			case 1:
 				t0 = now_us();
 				e = flex_device_submit(flex_context_device(ctx), raw_q, raw, 2 * NT,
 						       0, &seq);
 				raw_us[r] = now_us() - t0;
 				if (e)
 					die("raw submit", e);
+				break;
+			default:
+				t0 = now_us();
+				e = flex_device_submit(flex_context_device(ctx), raw_q, raw1, NT + 1,
+						       0, &seq);
+				raw1_us[r] = now_us() - t0;
+				if (e)
+					die("raw submit, one upload", e);
 			}
 		}
 		pause_engines(0);
@@ -199,6 +228,7 @@ int main(void)
 	}
 	qsort(lib_us, ROUNDS, sizeof(double), cmp);
 	qsort(raw_us, ROUNDS, sizeof(double), cmp);
+	qsort(raw1_us, ROUNDS, sizeof(double), cmp);
 
 	/* 2. Does a 64-tile launch return before the first tile has run? */
 	{
@@ -229,7 +259,7 @@ int main(void)
 		flex_kernel_destroy(big);
 	}
 	flex_device_queue_status(flex_context_device(ctx), flex_stream_queue_id(s), &st);
-	first_compute = st.submitted + 2;	/* tile 0: its DMA, then its compute */
+	first_compute = st.submitted + 2;	/* the window's upload, then tile 0 */
 	t0 = now_us();
 	e = flex_stream_launch(s, job2, t2, 3, 0);
 	big_us = now_us() - t0;
@@ -245,7 +275,11 @@ int main(void)
 	printf("bench: raw_submit_us %.1f us\n", raw_us[0]);
 	printf("bench: launch_median_us %.1f us\n", lib_us[ROUNDS / 2]);
 	printf("bench: raw_submit_median_us %.1f us\n", raw_us[ROUNDS / 2]);
+	printf("bench: raw_one_upload_us %.1f us\n", raw1_us[0]);
 	printf("bench: launch_per_tile_vs_raw_submit %.3f x\n", lib_us[0] / raw_us[0]);
+	printf("bench: launch_vs_raw_one_upload %.3f x\n", lib_us[0] / raw1_us[0]);
+	printf("bench: launch_cbs_per_tile %.3f count\n",
+	       (double)(st1.cbs - st0.cbs) / (double)(st1.tiles - st0.tiles));
 	printf("bench: big_launch_us %.1f us\n", big_us);
 	printf("bench: big_launch_then_synchronize_us %.1f us\n", big_sync_us);
 	printf("bench: launch_return_before_first_tile %s bool\n",

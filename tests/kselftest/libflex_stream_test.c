@@ -3,7 +3,7 @@
  * FlexStream end to end against the driver: FIFO order, query, events
  * across streams (and as sync_files), host functions in stream order,
  * sticky errors naming job, step, tile and address, and recovery, a full
- * driver queue, correction slots growing in flight and concurrent on two
+ * driver queue, correction arenas growing in flight and concurrent on two
  * streams, tiled launches (1-D, nested, reduction with accumulation,
  * int8) against a CPU reference, launch validation, plan validation,
  * priorities.
@@ -839,14 +839,43 @@ TEST(a_fault_in_a_tiled_launch_names_the_tile)
 }
 
 /*
- * A launch larger than the driver queue (1040 CBs, depth 1024) returns at
- * once with the engines paused: the rest is parked for the worker. A job
- * with more correction slots than the stream's slot holds gets a bigger
- * slot while CBs naming the old one are still queued.
+ * The operands of a rows x cols add, C = A + B: A[i] = i and B[i] = bmul * i
+ * uploaded (a and b hold rows * cols elements), C allocated; *@t gets the
+ * three tensors. Returns C.
  */
-TEST(full_queue_parks_and_the_correction_slot_grows_in_flight)
+static flex_alloc_index_t add_operands(struct __test_metadata *_metadata,
+				       struct flex_context *ctx, struct flex_stream *s,
+				       int rows, int cols, int32_t *a, int32_t *b, int bmul,
+				       struct flex_tensor *t)
 {
-	enum { ROWS = 520, COLS = 16, NSLOTS = 40 };
+	flex_alloc_index_t A, B, C;
+	int i;
+
+	A = alloc_bytes(_metadata, ctx, (uint64_t)rows * cols * 4);
+	B = alloc_bytes(_metadata, ctx, (uint64_t)rows * cols * 4);
+	C = alloc_bytes(_metadata, ctx, (uint64_t)rows * cols * 4);
+	for (i = 0; i < rows * cols; i++) {
+		a[i] = i;
+		b[i] = bmul * i;
+	}
+	EXPECT_EQ(0, flex_stream_copy(s, 1, A, 0, a, (uint64_t)rows * cols * 4));
+	EXPECT_EQ(0, flex_stream_copy(s, 1, B, 0, b, (uint64_t)rows * cols * 4));
+	t[0] = tensor2(A, FLEX_DTYPE_INT32, rows, cols, cols);
+	t[1] = tensor2(B, FLEX_DTYPE_INT32, rows, cols, cols);
+	t[2] = tensor2(C, FLEX_DTYPE_INT32, rows, cols, cols);
+	return C;
+}
+
+/*
+ * A launch larger than the driver queue (1,045 CBs, depth 1024) returns at
+ * once with the engines paused: the rest is parked for the worker. A
+ * launch that wants more correction arena than the stream has (255 tiles'
+ * worth after one tile's) gets a bigger arena while CBs naming the old one
+ * are still queued: the old one must stay until they ran.
+ */
+TEST(full_queue_parks_and_the_correction_arena_grows_in_flight)
+{
+	enum { ROWS = 1040, COLS = 16, NSLOTS = 40 };
 	struct flex_context *ctx = open_ctx(_metadata);
 	struct flex_stream *s = flex_context_default_stream(ctx);
 	struct flex_step plan[3] = {
@@ -859,7 +888,8 @@ TEST(full_queue_parks_and_the_correction_slot_grows_in_flight)
 	struct flex_kernel_sig sig;
 	struct flex_tensor t[3], y;
 	struct flex_job *add, *fill = NULL;
-	flex_alloc_index_t A, B, C, Y, bin = 0;
+	flex_alloc_index_t C, Y, bin = 0;
+	uint32_t add_slots = 0;
 	struct prog pr;
 	int i;
 
@@ -885,32 +915,23 @@ TEST(full_queue_parks_and_the_correction_slot_grows_in_flight)
 	ASSERT_EQ(0, flex_job_new_kernel("fill40", bin, &sig, corr, NSLOTS, plan, 3, &fill))
 		TH_LOG("%s", flex_last_error());
 
-	A = alloc_bytes(_metadata, ctx, sizeof(a));
-	B = alloc_bytes(_metadata, ctx, sizeof(b));
-	C = alloc_bytes(_metadata, ctx, sizeof(c));
+	C = add_operands(_metadata, ctx, s, ROWS, COLS, a, b, 3, t);
 	Y = alloc_bytes(_metadata, ctx, sizeof(f));
-	for (i = 0; i < ROWS * COLS; i++) {
-		a[i] = i;
-		b[i] = 3 * i;
-	}
-	ASSERT_EQ(0, flex_stream_copy(s, 1, A, 0, a, sizeof(a)));
-	ASSERT_EQ(0, flex_stream_copy(s, 1, B, 0, b, sizeof(b)));
 	sync_ok(_metadata, s, "inputs");
-	t[0] = tensor2(A, FLEX_DTYPE_INT32, ROWS, COLS, COLS);
-	t[1] = tensor2(B, FLEX_DTYPE_INT32, ROWS, COLS, COLS);
-	t[2] = tensor2(C, FLEX_DTYPE_INT32, ROWS, COLS, COLS);
 	y = (struct flex_tensor){ .index = Y, .dtype = FLEX_DTYPE_INT32, .ndim = 1,
 				  .shape = { 16 }, .strides = { 1 } };
 
+	flex_job_corr(add, &add_slots);
 	ASSERT_EQ(0, engines_pause(1));
-	ASSERT_EQ(0, flex_stream_launch(s, add, t, 3, 0)) TH_LOG("%s", flex_last_error());
 	ASSERT_EQ(0, flex_stream_launch(s, fill, &y, 1, 0)) TH_LOG("%s", flex_last_error());
+	ASSERT_EQ(0, flex_stream_launch(s, add, t, 3, 0)) TH_LOG("%s", flex_last_error());
 	ASSERT_EQ(0, flex_stream_copy(s, 0, C, 0, c, sizeof(c)));
 	ASSERT_EQ(0, flex_stream_copy(s, 0, Y, 0, f, sizeof(f)));
 	flex_stream_get_stats(s, &st);
-	EXPECT_LT(0, st.parked_cbs) TH_LOG("1040 CBs on a 1024-deep queue: some must be parked");
+	EXPECT_LT(0, st.parked_cbs) TH_LOG("1,045 CBs on a 1024-deep queue: some must be parked");
 	EXPECT_EQ(1, st.corr_slot_grows);
-	EXPECT_LE(NSLOTS * 8, st.corr_slot_bytes);
+	EXPECT_LE(255 * add_slots * 8, st.corr_slot_bytes)
+		TH_LOG("the arena holds a window of 255 tiles of %u slots", add_slots);
 	EXPECT_EQ(-EBUSY, flex_stream_query(s, NULL));
 	ASSERT_EQ(0, engines_pause(0));
 	sync_ok(_metadata, s, "parked launch");
@@ -967,7 +988,7 @@ static void *launch_thread(void *p)
 }
 
 /*
- * The first launch on a stream allocates its correction slot. With the
+ * The first launch on a stream allocates its correction arena. With the
  * device memory full, the allocator calls the memory-pressure callback,
  * which synchronizes that very stream: the slot must be allocated outside
  * the stream's lock, or the callback deadlocks the launch.
@@ -1106,7 +1127,8 @@ TEST(launch_memory_is_bounded_in_the_tile_count)
 	while_parked = heap_in_use();
 	flex_stream_get_stats(s, &st);
 	EXPECT_EQ(TILES, st.tiles);
-	EXPECT_LE(2ULL * TILES - FLEX_QUEUE_MAX_DEPTH, st.parked_cbs);
+	/* A window is an upload and 255 tiles. */
+	EXPECT_LE(TILES + (TILES + 254) / 255 - FLEX_QUEUE_MAX_DEPTH, st.parked_cbs);
 	EXPECT_EQ(-EBUSY, flex_stream_query(s, NULL));
 	ASSERT_EQ(0, engines_pause(0));
 	TH_LOG("heap: %zu bytes before, +%zd at return, +%zd while the worker waits", base,
@@ -1141,27 +1163,17 @@ TEST(a_launch_larger_than_the_queue_runs_every_window)
 	struct flex_stream *s = flex_context_default_stream(ctx);
 	static int32_t a[ROWS * COLS], b[ROWS * COLS], c[ROWS * COLS];
 	struct flex_stream_stats st;
-	flex_alloc_index_t A, B, C;
+	flex_alloc_index_t C;
 	struct flex_tensor t[3];
 	struct flex_job *add;
 	int i;
 
 	ASSERT_NE(NULL, ctx);
 	add = add_job(_metadata, ctx, 1, COLS);
-	A = alloc_bytes(_metadata, ctx, sizeof(a));
-	B = alloc_bytes(_metadata, ctx, sizeof(b));
-	C = alloc_bytes(_metadata, ctx, sizeof(c));
-	for (i = 0; i < ROWS * COLS; i++) {
-		a[i] = i;
-		b[i] = 7 * i;
+	C = add_operands(_metadata, ctx, s, ROWS, COLS, a, b, 7, t);
+	for (i = 0; i < ROWS * COLS; i++)
 		c[i] = -1;
-	}
-	ASSERT_EQ(0, flex_stream_copy(s, 1, A, 0, a, sizeof(a)));
-	ASSERT_EQ(0, flex_stream_copy(s, 1, B, 0, b, sizeof(b)));
 	ASSERT_EQ(0, flex_stream_copy(s, 1, C, 0, c, sizeof(c)));
-	t[0] = tensor2(A, FLEX_DTYPE_INT32, ROWS, COLS, COLS);
-	t[1] = tensor2(B, FLEX_DTYPE_INT32, ROWS, COLS, COLS);
-	t[2] = tensor2(C, FLEX_DTYPE_INT32, ROWS, COLS, COLS);
 	ASSERT_EQ(0, engines_pause(1));
 	ASSERT_EQ(0, flex_stream_launch(s, add, t, 3, 0)) TH_LOG("%s", flex_last_error());
 	ASSERT_EQ(0, flex_stream_copy(s, 0, C, 0, c, sizeof(c)));
@@ -1176,7 +1188,63 @@ TEST(a_launch_larger_than_the_queue_runs_every_window)
 	flex_context_destroy(ctx);
 }
 
-/* ---- concurrent correction slots ---- */
+/*
+ * One upload per window: a launch of 600 tiles is 3 windows (255, 255 and
+ * 90 tiles), each one DMA of its tiles' correction tensors into the
+ * stream's arena and then its compute CBs, each reading its own tile's
+ * tensor. Everything is queued before anything runs (engines paused), a
+ * second launch after it reuses the arena, and every row of both results
+ * must be right: a window uploaded over tensors still to be read, or a
+ * tile pointed at another tile's tensor, shows as wrong rows.
+ */
+TEST(one_correction_upload_per_window_and_each_tile_reads_its_own)
+{
+	enum { ROWS = 600, COLS = 16, WINDOWS = 3 };
+	struct flex_context *ctx = open_ctx(_metadata);
+	struct flex_stream *s = flex_context_default_stream(ctx);
+	static int32_t a[ROWS * COLS], b[ROWS * COLS], c[ROWS * COLS], d[ROWS * COLS];
+	struct flex_stream_stats before, after;
+	flex_alloc_index_t C, D;
+	struct flex_tensor t[3], u[3];
+	struct flex_job *add;
+	int i;
+
+	ASSERT_NE(NULL, ctx);
+	add = add_job(_metadata, ctx, 1, COLS);
+	C = add_operands(_metadata, ctx, s, ROWS, COLS, a, b, 5, t);
+	D = alloc_bytes(_metadata, ctx, sizeof(d));
+	sync_ok(_metadata, s, "inputs");
+	/* D = C + A after it: other addresses in every tile's tensor, the same arena. */
+	u[0] = t[2];
+	u[1] = t[0];
+	u[2] = tensor2(D, FLEX_DTYPE_INT32, ROWS, COLS, COLS);
+
+	flex_stream_get_stats(s, &before);
+	ASSERT_EQ(0, engines_pause(1));
+	ASSERT_EQ(0, flex_stream_launch(s, add, t, 3, 0)) TH_LOG("%s", flex_last_error());
+	flex_stream_get_stats(s, &after);
+	EXPECT_EQ(ROWS + WINDOWS, after.cbs - before.cbs)
+		TH_LOG("%d tiles in %d windows: expected %d CBs, got %llu", ROWS, WINDOWS,
+		       ROWS + WINDOWS, (unsigned long long)(after.cbs - before.cbs));
+	EXPECT_EQ(ROWS, after.tiles - before.tiles);
+	ASSERT_EQ(0, flex_stream_launch(s, add, u, 3, 0)) TH_LOG("%s", flex_last_error());
+	ASSERT_EQ(0, flex_stream_copy(s, 0, C, 0, c, sizeof(c)));
+	ASSERT_EQ(0, flex_stream_copy(s, 0, D, 0, d, sizeof(d)));
+	ASSERT_EQ(0, engines_pause(0));
+	sync_ok(_metadata, s, "two launches of 3 windows");
+	for (i = 0; i < ROWS * COLS && c[i] == 6 * i; i++)
+		;
+	EXPECT_EQ(ROWS * COLS, i) TH_LOG("C[%d] (tile %d): expected %d, got %d", i, i / COLS,
+					 6 * i, c[i]);
+	for (i = 0; i < ROWS * COLS && d[i] == 7 * i; i++)
+		;
+	EXPECT_EQ(ROWS * COLS, i) TH_LOG("D[%d] (tile %d): expected %d, got %d", i, i / COLS,
+					 7 * i, d[i]);
+	flex_job_destroy(add);
+	flex_context_destroy(ctx);
+}
+
+/* ---- concurrent correction arenas ---- */
 
 struct worker_arg {
 	struct flex_context *ctx;

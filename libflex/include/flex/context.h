@@ -94,7 +94,7 @@ int flex_context_load_program(struct flex_context *ctx, const void *bin, size_t 
  * flex_context_report() - the allocator's memory report (flex_alloc_report(),
  * same @format) with the statistics of every stream of the context: jobs,
  * tiles, CBs and submissions, host operations, DMA bytes, time spent in
- * synchronize, correction slot size; live streams one by one (the default
+ * synchronize, correction arena size; live streams one by one (the default
  * stream marked), destroyed ones added up.
  * @out:	where to write.
  * @format:	SUMMARY: the allocator's summary, then a line per stream.

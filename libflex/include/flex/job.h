@@ -28,8 +28,9 @@
  * Program correction: the correction tensor is one __u64 per slot, in slot
  * order; slot i's value comes from correction[i] (enum flex_corr_kind) and
  * is computed by the HostOperation for every launch and every tile. The
- * DMA_CORRECTION step copies it to the stream's correction slot, which the
- * compute CB's segment 7 points at (Documentation/flex/execution.rst).
+ * DMA_CORRECTION step copies it to the stream's correction arena (one DMA
+ * for a window of up to 255 tiles), where the tile's compute CB's segment
+ * 7 points at it (Documentation/flex/execution.rst).
  *
  * Objects here are immutable once created: any number of threads may read
  * and launch the same job at once. A job holds no device resource and may
@@ -96,8 +97,9 @@ struct flex_corr_slot {
  *			   completed, before anything after it starts).
  * @FLEX_STEP_DMA_TO_DEVICE: host memory -> allocation (one DMA CB).
  * @FLEX_STEP_DMA_FROM_DEVICE: allocation -> host memory (one DMA CB).
- * @FLEX_STEP_DMA_CORRECTION: the correction tensor -> the stream's
- *			   correction slot (segment 7, offset 0).
+ * @FLEX_STEP_DMA_CORRECTION: the correction tensors of a window of tiles ->
+ *			   the stream's correction arena (each tile's at its
+ *			   segment 7, offset 0).
  * @FLEX_STEP_COMPUTE:	   the binary, as one compute CB.
  * @FLEX_STEP_EVENT_WAIT:  not a plan step: reported in a struct
  *			   flex_stream_error for a failed flex_stream_wait_event().

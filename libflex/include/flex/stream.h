@@ -344,8 +344,8 @@ int flex_stream_reset(struct flex_stream *s);
  * @parked_cbs:	CBs handed to the worker instead of submitted by the caller.
  * @synchronizes: flex_stream_synchronize() calls.
  * @sync_ns:	time spent blocked in flex_stream_synchronize().
- * @corr_slot_bytes: the correction slot's size now.
- * @corr_slot_grows: times the correction slot was replaced by a bigger one.
+ * @corr_slot_bytes: the correction arena's size now (a window's tensors).
+ * @corr_slot_grows: times the correction arena was replaced by a bigger one.
  */
 struct flex_stream_stats {
 	uint64_t jobs;
