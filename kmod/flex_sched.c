@@ -342,14 +342,21 @@ static bool job_complete(struct flex_job *job, int err, enum flex_engine_id id,
 	retire_all(job, &cancelled);
 	if (fault_event)
 		flex_nl_queue_fault(q);
-	wake_up_interruptible(&q->ff->poll_wq);
+	/*
+	 * Most completions have no one to wake: the barrier in
+	 * wq_has_sleeper() pairs with the sleeper's, and saves taking the
+	 * wait queue's lock, irqs off, twice per CB.
+	 */
+	if (wq_has_sleeper(&q->ff->poll_wq))
+		wake_up_interruptible(&q->ff->poll_wq);
 
 	spin_lock(&fdev->sched_lock);
 	q->running = NULL;
 	flex_sched_queue_update(q);
 	next = list_first_entry_or_null(&q->pending, struct flex_job, link);
 	other = next && next->engine != id && next->engine != FLEX_NR_ENGINES;
-	wake_up_all(&q->wq);
+	if (wq_has_sleeper(&q->wq))
+		wake_up_all(&q->wq);
 	spin_unlock(&fdev->sched_lock);
 	return other;
 }

@@ -5,6 +5,11 @@
  *   bench: null_ioctl_ns                 the cheapest ioctl of the device
  *   bench: submit_per_cb_vs_null_ioctl   per-CB cost of 64 NOP CBs submitted
  *                                        and waited, over the cheapest ioctl
+ *   bench: submit_only_per_cb_vs_null_ioctl
+ *                                        the submission alone (copy-in,
+ *                                        validation, jobs, fences, enqueue),
+ *                                        engines paused: 16 batches of 64
+ *                                        NOPs into a 1024-deep queue
  *   bench: submit_per_cb_1024_idle_queues_vs_none
  *                                        the same with 1024 idle queues open,
  *                                        over the figure without them
@@ -124,6 +129,51 @@ static void do_nops(void *arg)
 		submit_wait(nops, 64);
 }
 
+static int deep_qid;
+
+static int pause_engines(int on)
+{
+	int f = open("/sys/kernel/debug/flex/flex0/engines_paused", O_WRONLY), err = 0;
+
+	if (f < 0)
+		return -errno;
+	if (write(f, on ? "1" : "0", 1) != 1)
+		err = -errno;
+	close(f);
+	return err;
+}
+
+/* Seconds per CB of submitting 16 x 64 NOPs with the engines paused, best of ROUNDS. */
+static double submit_only(void)
+{
+	struct flex_submit s = { .cbs_ptr = (unsigned long)nops, .count = 64,
+				 .queue_id = deep_qid };
+	struct flex_wait w = { .queue_id = deep_qid };
+	double best = 1e9, t;
+	struct timespec ts;
+	int r, i;
+
+	for (r = 0; r < ROUNDS; r++) {
+		if (pause_engines(1))
+			die("pause the engines (debugfs)");
+		t = now();
+		for (i = 0; i < FLEX_QUEUE_MAX_DEPTH / 64; i++)
+			if (ioctl(fd, FLEX_IOCTL_SUBMIT, &s))
+				die("submit");
+		t = (now() - t) / FLEX_QUEUE_MAX_DEPTH;
+		if (t < best)
+			best = t;
+		if (pause_engines(0))
+			die("unpause the engines (debugfs)");
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		w.seqno = s.seqno;
+		w.timeout_ns = (ts.tv_sec + 60) * 1000000000LL + ts.tv_nsec;
+		if (ioctl(fd, FLEX_IOCTL_WAIT, &w))
+			die("wait");
+	}
+	return best;
+}
+
 static void do_roundtrips(void *arg)
 {
 	int i, n = (long)arg;
@@ -177,6 +227,10 @@ int main(int argc, char **argv)
 		die("queue create");
 	qid = qc.queue_id;
 	st.queue_id = qid;
+	qc.depth = FLEX_QUEUE_MAX_DEPTH;
+	if (ioctl(fd, FLEX_IOCTL_QUEUE_CREATE, &qc))
+		die("deep queue create");
+	deep_qid = qc.queue_id;
 
 	/* The cheapest ioctl of the device: the best of the read-only ones. */
 	null_ioctl = per_ioctl(FLEX_IOCTL_QUEUE_STATUS, &st, 20000);
@@ -188,6 +242,9 @@ int main(int argc, char **argv)
 	t = best_time(do_nops, (void *)(long)batches) / (batches * 64);
 	printf("bench: submit_per_cb_ns %.0f ns\n", t * 1e9);
 	printf("bench: submit_per_cb_vs_null_ioctl %.2f x\n", t / null_ioctl);
+	t2 = submit_only();
+	printf("bench: submit_only_per_cb_ns %.0f ns\n", t2 * 1e9);
+	printf("bench: submit_only_per_cb_vs_null_ioctl %.2f x\n", t2 / null_ioctl);
 	t2 = with_idle_queues(batches) / (batches * 64);
 	printf("bench: submit_per_cb_%d_idle_queues_vs_none %.2f x\n",
 	       IDLE_FILES * FLEX_MAX_QUEUES, t2 / t);
