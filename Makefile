@@ -154,6 +154,7 @@ bench: deps
 	@$(MAKE) --no-print-directory bench-alloc
 	@$(MAKE) --no-print-directory bench-queue
 	@$(MAKE) --no-print-directory bench-launch
+	@$(MAKE) --no-print-directory bench-overlap
 	@$(MAKE) --no-print-directory bench-torch
 
 clean:

@@ -120,6 +120,15 @@ $(BUILD)/bench/launch_bench: tests/bench/launch_bench.c $(BUILD)/libflex.a | dep
 bench-launch: kmod $(BUILD)/bench/launch_bench
 	tools/flex-vm --mem 1536 --param backing_cap=256M -- $(CURDIR)/$(BUILD)/bench/launch_bench
 
+# A stream's uploads against its computes: what overlaps (in the VM).
+.PHONY: bench-overlap
+$(BUILD)/bench/overlap_bench: tests/bench/overlap_bench.c $(BUILD)/libflex.a | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -o $@ $< $(BUILD)/libflex.a $(LDFLAGS_COMMON)
+
+bench-overlap: kmod $(BUILD)/bench/overlap_bench
+	tools/flex-vm --mem 1536 -- $(CURDIR)/$(BUILD)/bench/overlap_bench
+
 # torch-flex's host cost per operator and an MLP's forward pass (in the VM).
 .PHONY: bench-torch
 bench-torch: kmod torch-flex

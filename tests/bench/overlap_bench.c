@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Overlap of data movement and compute, run in the VM (make bench). A
+ * pipeline of N steps, each an upload of S bytes (host -> device) and a
+ * compute of about the same duration (a 128 x 128 x 128 int32 matmul, one
+ * tile; S is calibrated to match it), on independent memory. Prints:
+ *
+ *   bench: stream_overlap_speedup <ratio> x
+ *	the time the steps take without overlap, the N uploads' time plus
+ *	the N computes' time (each run back to back), over the time of the
+ *	steps enqueued in order on one FlexStream: how much the stream
+ *	overlaps its own uploads with its own computes. 1 means not at all,
+ *	2 that the shorter of the two hides entirely.
+ *   bench: two_stream_overlap_speedup <ratio> x
+ *	the same over the uploads on a second stream, each compute waiting
+ *	for its upload through an event (the CUDA idiom): what the device's
+ *	two engines allow.
+ *   bench: overlap_upload_ms, overlap_compute_ms, overlap_upload_bytes:
+ *	one step's upload and compute, and the upload's size.
+ *
+ * Times are the device's, between timing events (when their CBs
+ * completed), so that the host's wake-ups do not count; each is the best
+ * of ROUNDS: the machine is shared and noisy.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <flex/context.h>
+#include <flex/program.h>
+#include <flex/stream.h>
+
+#define ROUNDS	3
+#define STEPS	8
+#define TILE	128
+#define MiB	(1ULL << 20)
+#define MAX_UPLOAD (64 * MiB)
+
+static struct flex_context *ctx;
+static struct flex_stream *s, *s2;
+static struct flex_job *job;
+static struct flex_tensor t[3];
+static flex_alloc_index_t dev_buf;
+static void *host_buf;
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "overlap_bench: %s: %s (%s)\n", what, strerror(-err),
+		flex_last_error());
+	exit(1);
+}
+
+static void check(const char *what, int err)
+{
+	if (err)
+		die(what, err);
+}
+
+static void upload(struct flex_stream *on, uint64_t bytes)
+{
+	check("upload", flex_stream_copy(on, FLEX_COPY_TO_DEVICE, dev_buf, 0, host_buf, bytes));
+}
+
+static void compute(void)
+{
+	check("launch", flex_stream_launch(s, job, t, 3, 0));
+}
+
+static void sync_all(void)
+{
+	check("synchronize", flex_stream_synchronize(s, NULL));
+	check("synchronize the second stream", flex_stream_synchronize(s2, NULL));
+}
+
+enum how { UPLOADS, COMPUTES, ONE_STREAM, TWO_STREAMS };
+
+/* Device time in ms of STEPS steps done one way, between timing events. */
+static double pipeline(enum how how, uint64_t bytes)
+{
+	struct flex_event *ev[STEPS], *start, *end;
+	int64_t ns;
+	int i;
+
+	check("event", flex_event_new(FLEX_EVENT_TIMING, &start));
+	check("event", flex_event_new(FLEX_EVENT_TIMING, &end));
+	check("record", flex_event_record(start, s));
+	if (how == TWO_STREAMS)
+		check("wait event", flex_stream_wait_event(s2, start));
+	for (i = 0; i < STEPS; i++) {
+		switch (how) {
+		case UPLOADS:
+			upload(s, bytes);
+			break;
+		case COMPUTES:
+			compute();
+			break;
+		case ONE_STREAM:
+			upload(s, bytes);
+			compute();
+			break;
+		case TWO_STREAMS:
+			check("event", flex_event_new(0, &ev[i]));
+			upload(s2, bytes);
+			check("record", flex_event_record(ev[i], s2));
+			check("wait event", flex_stream_wait_event(s, ev[i]));
+			compute();
+		}
+	}
+	check("record", flex_event_record(end, s));
+	sync_all();
+	check("elapsed", flex_event_elapsed_ns(start, end, &ns));
+	if (how == TWO_STREAMS)
+		for (i = 0; i < STEPS; i++)
+			flex_event_destroy(ev[i]);
+	flex_event_destroy(start);
+	flex_event_destroy(end);
+	return ns / 1e6;
+}
+
+static double best(enum how how, uint64_t bytes)
+{
+	double b = 1e18, x;
+	int r;
+
+	for (r = 0; r < ROUNDS; r++) {
+		x = pipeline(how, bytes);
+		if (x < b)
+			b = x;
+	}
+	return b;
+}
+
+int main(void)
+{
+	struct flex_alloc *al;
+	struct flex_kernel *kern;
+	flex_alloc_index_t A, B, C, bin;
+	double up_ms, comp_ms, uploads, computes, one, two;
+	uint64_t bytes;
+	int k;
+
+	check("context", flex_context_new_from_path("/dev/flex0", &ctx));
+	s = flex_context_default_stream(ctx);
+	check("second stream", flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &s2));
+	al = flex_context_allocator(ctx);
+	check("kernel", flex_kernel_new_matmul(FLEX_DTYPE_INT32, TILE, TILE, TILE, &kern));
+	check("load", flex_context_load_program(ctx, kern->binary, kern->binary_size, &bin));
+	{
+		struct flex_step plan[3] = {
+			flex_step_host_op(NULL, NULL), flex_step_simple(FLEX_STEP_DMA_CORRECTION),
+			flex_step_simple(FLEX_STEP_COMPUTE),
+		};
+
+		check("job", flex_job_new_kernel("matmul", bin, &kern->sig, kern->corr,
+						 kern->n_corr, plan, 3, &job));
+	}
+	flex_kernel_destroy(kern);
+	check("alloc", flex_alloc_block_alloc(al, TILE * TILE * 4, FLEX_ALLOC_TENSOR, &A));
+	check("alloc", flex_alloc_block_alloc(al, TILE * TILE * 4, FLEX_ALLOC_TENSOR, &B));
+	check("alloc", flex_alloc_block_alloc(al, TILE * TILE * 4, FLEX_ALLOC_TENSOR, &C));
+	check("alloc", flex_alloc_block_alloc(al, MAX_UPLOAD, FLEX_ALLOC_TENSOR, &dev_buf));
+	for (k = 0; k < 3; k++)
+		t[k] = (struct flex_tensor){ .index = k == 0 ? A : k == 1 ? B : C,
+					     .dtype = FLEX_DTYPE_INT32, .ndim = 2,
+					     .shape = { TILE, TILE }, .strides = { TILE, 1 } };
+	host_buf = aligned_alloc(4096, MAX_UPLOAD);
+	if (!host_buf)
+		die("host buffer", -ENOMEM);
+	memset(host_buf, 0x5a, MAX_UPLOAD);
+
+	/* Calibration: an upload as long as one compute. */
+	up_ms = best(UPLOADS, 16 * MiB) / STEPS;
+	comp_ms = best(COMPUTES, 0) / STEPS;
+	bytes = (uint64_t)(16.0 * comp_ms / up_ms) * MiB;
+	if (bytes < MiB)
+		bytes = MiB;
+	if (bytes > MAX_UPLOAD)
+		bytes = MAX_UPLOAD;
+
+	uploads = best(UPLOADS, bytes);
+	computes = best(COMPUTES, 0);
+	one = best(ONE_STREAM, bytes);
+	two = best(TWO_STREAMS, bytes);
+	printf("# %d steps, device ms: uploads %.1f, computes %.1f, one stream %.1f, "
+	       "two streams %.1f\n", STEPS, uploads, computes, one, two);
+	printf("bench: overlap_upload_bytes %llu bytes\n", (unsigned long long)bytes);
+	printf("bench: overlap_upload_ms %.2f ms\n", uploads / STEPS);
+	printf("bench: overlap_compute_ms %.2f ms\n", computes / STEPS);
+	printf("bench: stream_overlap_speedup %.2f x\n", (uploads + computes) / one);
+	printf("bench: two_stream_overlap_speedup %.2f x\n", (uploads + computes) / two);
+
+	free(host_buf);
+	flex_job_destroy(job);
+	flex_stream_destroy(s2);
+	flex_context_destroy(ctx);
+	return 0;
+}
