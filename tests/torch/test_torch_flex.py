@@ -1178,10 +1178,13 @@ def t_memory_stats(tc):
 
 def memory_stats_on_current(tc):
     i, dev = tc.index, tc.dev
+    nbytes = 4 << 20
+    # A fill first: its stream's correction arena (where the fill's program
+    # goes) is the library's, allocated once, and must not count below.
+    torch.empty(nbytes // 4, dtype=torch.float32, device=dev).fill_(0.0)
     torch_flex.synchronize(i)
     torch_flex.empty_cache()
     base = torch_flex.memory_allocated(i)
-    nbytes = 4 << 20
     x = torch.empty(nbytes // 4, dtype=torch.float32, device=dev)
     x.fill_(1.0)
     torch_flex.synchronize(i)
@@ -1238,6 +1241,37 @@ def memory_stats_on_current(tc):
         tc.fail("memory_summary(%d): expected a non-empty report, got %r" % (i, summary))
     tc.note("4 MiB tensor: allocated %d -> %d -> %d bytes, reserved %d -> %d after empty_cache, "
             "mem_get_info (%d, %d)" % (base, after, now, r_before, r_after, free, total))
+
+
+def t_del_with_work_queued(tc):
+    # 0.25 s of matmul ahead of y's fill, so that y's free is still pending
+    # at the del (libflex frees it once the fill has run).
+    i, dev = tc.index, tc.dev
+    nbytes = 4 << 20
+    a = torch.ones((256, 256), dtype=torch.float32, device=dev)
+    for rnd in range(2):  # the first round allocates what the library keeps
+        torch_flex.synchronize(i)
+        base = torch_flex.memory_allocated(i)
+        c = torch.mm(a, a)
+        y = torch.empty(nbytes // 4, dtype=torch.float32, device=dev)
+        y.fill_(2.0)
+        del y
+        pending = torch_flex.memory_stats(i)["pending_free_bytes"]
+        now = torch_flex.memory_allocated(i)
+        del c
+        torch_flex.synchronize(i)
+    if pending < nbytes:
+        tc.fail("the del of a 4 MiB tensor behind a 256^3 matmul: expected its free pending "
+                "(pending_free_bytes >= %d), got %d" % (nbytes, pending))
+    want = base + 256 * 256 * 4  # c is still allocated
+    if now != want:
+        tc.fail("memory_allocated(%d) right after the del, work still queued: expected %d "
+                "(the base %d and the matmul's result), got %d" % (i, want, base, now))
+    end = torch_flex.memory_allocated(i)
+    if end != base:
+        tc.fail("memory_allocated(%d) after synchronize: expected the base %d, got %d"
+                % (i, base, end))
+    tc.note("pending at the del: %d bytes; allocated %d -> %d -> %d" % (pending, base, now, end))
 
 
 def t_oom(tc):
@@ -1324,6 +1358,7 @@ def device_cases():
         ("record_stream: free and allocate again while another stream reads", t_record_stream, None),
         ("Event.elapsed_time", t_elapsed_time, None),
         ("memory stats", t_memory_stats, None),
+        ("memory_allocated drops at the del, work still queued", t_del_with_work_queued, None),
         ("out of memory and recovery", t_oom, None),
     ]
     return cases

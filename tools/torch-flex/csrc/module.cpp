@@ -48,7 +48,12 @@ py::dict memory_stats(int index)
 
 	if (device_opened(index))
 		flex_alloc_get_stats(device(index).alloc, &st);
-	d["allocated_bytes.all.current"] = st.allocated_bytes;
+	/*
+	 * As PyTorch's CUDA caching allocator counts: a freed block stops
+	 * being allocated at the free, though it can only be reused once the
+	 * work before the free has run (libflex counts it as pending).
+	 */
+	d["allocated_bytes.all.current"] = st.allocated_bytes - st.pending_free_bytes;
 	d["allocated_bytes.all.peak"] = st.peak_allocated_bytes;
 	d["requested_bytes.all.current"] = st.requested_bytes;
 	d["reserved_bytes.all.current"] = st.reserved_bytes;
@@ -56,7 +61,7 @@ py::dict memory_stats(int index)
 	d["inactive_split_bytes.all.current"] = st.free_bytes;
 	d["largest_free_block"] = st.largest_free_block;
 	d["fragmentation"] = st.fragmentation;
-	d["allocation.all.current"] = st.num_live_blocks;
+	d["allocation.all.current"] = st.num_live_blocks - st.num_pending_frees;
 	d["num_alloc"] = st.num_allocs;
 	d["num_free"] = st.num_frees;
 	d["num_ooms"] = st.num_ooms;
