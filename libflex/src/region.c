@@ -19,6 +19,14 @@ static void size_del(struct region *r, uint32_t start, uint32_t size)
 		flex_size_index_del(&r->by_size, start, size);
 }
 
+/* A free block in the best-fit index was split or merged. */
+static void size_move(struct region *r, uint32_t start, uint32_t size, uint32_t nstart,
+		      uint32_t nsize)
+{
+	if (r->best_fit)
+		flex_size_index_move(&r->by_size, start, size, nstart, nsize);
+}
+
 /* Room to add a free block of @size to the best-fit index (when there is one). */
 static int size_reserve(struct region *r, uint32_t size)
 {
@@ -109,23 +117,23 @@ int flex_region_alloc(struct region *r, uint32_t g, enum flex_alloc_kind kind, u
 
 	start = bt_key(p);
 	size = bt_val(p);
-	/* The by-offset tree only changes entries in place or drops one here. */
+	/* Only the index may need memory: the by-offset tree changes or drops an entry. */
 	if (size > g && size_reserve(r, size - g))
 		return -ENOMEM;
-	size_del(r, start, size);
 	if (size == g) {
 		/* Exact fit: the free block goes away. */
+		size_del(r, start, size);
 		bt_delete(&r->by_offset, p);
 		*start_out = start;
 	} else if (top_down) {
 		/* Carve the top end: the free part keeps its start. */
 		bt_set(&r->by_offset, p, start, size - g);
-		size_add(r, start, size - g);
+		size_move(r, start, size, start, size - g);
 		*start_out = start + size - g;
 	} else {
 		/* Carve the bottom end: the free part starts after it. */
 		bt_set(&r->by_offset, p, start + g, size - g);
-		size_add(r, start + g, size - g);
+		size_move(r, start, size, start + g, size - g);
 		*start_out = start;
 	}
 	/*
@@ -167,22 +175,22 @@ int flex_region_free(struct region *r, uint32_t s, uint32_t z, uint32_t leaf, st
 	with_prev = gap.has_pred && (uint64_t)bt_key(gap.pred) + bt_val(gap.pred) == s;
 	merged_start = with_prev ? bt_key(gap.pred) : s;
 	merged_size = z + (with_prev ? bt_val(gap.pred) : 0) + (with_next ? bt_val(gap.succ) : 0);
-	/* The index's own tree and arrays: gap's positions stay valid. */
+	/* Before any change; it grows only the index, so gap stays valid. */
 	if (size_reserve(r, merged_size))
 		return -ENOMEM;
 
 	if (with_prev && with_next) {
-		size_del(r, merged_start, bt_val(gap.pred));
 		size_del(r, s + z, bt_val(gap.succ));
+		size_move(r, merged_start, bt_val(gap.pred), merged_start, merged_size);
 		/* Setting moves no entry, so gap.succ stays valid for the deletion. */
 		bt_set(&r->by_offset, gap.pred, merged_start, merged_size);
 		bt_delete(&r->by_offset, gap.succ);
 	} else if (with_prev) {
-		size_del(r, merged_start, bt_val(gap.pred));
+		size_move(r, merged_start, bt_val(gap.pred), merged_start, merged_size);
 		bt_set(&r->by_offset, gap.pred, merged_start, merged_size);
 	} else if (with_next) {
 		/* The successor grows downward; its place in the order holds. */
-		size_del(r, s + z, bt_val(gap.succ));
+		size_move(r, s + z, bt_val(gap.succ), merged_start, merged_size);
 		bt_set(&r->by_offset, gap.succ, merged_start, merged_size);
 	} else {
 		if (gap.has_succ) {
@@ -193,8 +201,8 @@ int flex_region_free(struct region *r, uint32_t s, uint32_t z, uint32_t leaf, st
 		} else {
 			bt_insert(&r->by_offset, s, z);
 		}
+		size_add(r, s, z);
 	}
-	size_add(r, merged_start, merged_size);
 
 	r->free_bytes += gran_to_bytes(z);
 	r->allocated_bytes -= gran_to_bytes(z);

@@ -252,6 +252,42 @@ void flex_size_index_del(struct size_index *x, uint32_t start, uint32_t size)
 		unmark(x, size);
 }
 
+/* The order of the tree, as one number. */
+static inline uint64_t pair(struct bt_pos p)
+{
+	return (uint64_t)bt_key(p) << 32 | bt_val(p);
+}
+
+void flex_size_index_move(struct size_index *x, uint32_t start, uint32_t size, uint32_t nstart,
+			  uint32_t nsize)
+{
+	uint64_t k = (uint64_t)nsize << 32 | nstart;
+	struct bt_pos p, q;
+
+	if (size < x->num_bins || nsize < x->num_bins ||
+	    !bt_lower_bound(&x->tree, size, start, &p)) {
+		flex_size_index_del(x, start, size);
+		flex_size_index_add(x, nstart, nsize);
+		return;
+	}
+	/*
+	 * Large before and after: one entry of the tree changes. Where it
+	 * keeps its place in the order (the region's last block, carved or
+	 * grown, mostly does), it changes in place, without a shift or a
+	 * second descent.
+	 */
+	q = p;
+	if (!bt_prev(&q) || pair(q) < k) {
+		q = p;
+		if (!bt_next(&q) || pair(q) > k) {
+			bt_set(&x->tree, p, nsize, nstart);
+			return;
+		}
+	}
+	bt_delete(&x->tree, p);
+	bt_insert(&x->tree, nsize, nstart);
+}
+
 bool flex_size_index_best(const struct size_index *x, uint32_t g, uint32_t *start, uint32_t *size)
 {
 	uint32_t s = g < x->num_bins ? next_bin(x, g) : 0;

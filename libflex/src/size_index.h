@@ -5,17 +5,21 @@
  * of that size (region.h keeps the same blocks by offset).
  *
  * Contract: every free block of the region is in the index exactly once,
- * as (start, size) in granules, added and removed by the caller as the
- * block appears, changes or goes; size_index_take() returns and removes
- * the best fit. Nothing here locks: the caller holds the region's lock.
+ * as (start, size) in granules; the caller adds, moves (split, merged) and
+ * removes it as the block appears, changes and goes, and asks
+ * flex_size_index_best() for the best fit, which stays in until removed.
+ * Adding or moving a block to a size needs flex_size_index_reserve() for
+ * that size first: it grows or converts the bin beforehand, where failing
+ * leaves the index as it was, so that no change fails half-way. Nothing
+ * here locks: the caller holds the region's lock.
  *
  * Why not one B+tree by (size, offset), as best fit used: every change of
  * a free block then costs a descent and a shift of entries in that tree
- * besides the one by offset, which made best fit cost over twice first
- * fit per allocate + free. Most free blocks are small, and a small size
- * can be looked up directly: sizes below num_bins (at most SIZE_BINS_MAX)
- * each have a bin, and a two-level bitmap of the non-empty bins gives the
- * smallest non-empty size at or above a request with a few word scans.
+ * on top of the one by offset, on every allocation and every free. Most
+ * free blocks are small, and a small size can be looked up directly: sizes
+ * below num_bins (at most SIZE_BINS_MAX) each have a bin, and a two-level
+ * bitmap of the non-empty bins gives the smallest non-empty size at or
+ * above a request with a few word scans.
  * A bin keeps the starts of its blocks in the way that suits their number:
  *
  *  - BIN_INLINE: up to BIN_SLOTS in the bin itself, ascending. Most sizes
@@ -31,9 +35,6 @@
  *
  * Blocks of num_bins granules or more go to the tree too: a region can
  * only have few of them (its size over num_bins).
- *
- * Nothing changes mode or grows in flex_size_index_add(): size_index_reserve()
- * does it beforehand, where failing leaves the index as it was.
  */
 #ifndef FLEX_SIZE_INDEX_H
 #define FLEX_SIZE_INDEX_H
@@ -51,7 +52,7 @@
 #define SIZE_BINS_MAX	(1U << 14)
 #define BIN_SLOTS	3
 #define BIN_ARRAY_MIN	8
-/* A shift of up to 4 KiB is about what a change in the tree costs. */
+/* Past this many, shifting a bin's array costs more than the tree's log n. */
 #define BIN_ARRAY_MAX	1024
 
 enum bin_mode {
@@ -106,6 +107,12 @@ int flex_size_index_reserve(struct size_index *x, uint32_t size);
 void flex_size_index_add(struct size_index *x, uint32_t start, uint32_t size);
 /* Remove that free block, which is in the index. */
 void flex_size_index_del(struct size_index *x, uint32_t start, uint32_t size);
+/*
+ * The free block (@start, @size), which is in the index, becomes (@nstart,
+ * @nsize) (split or merged); needs flex_size_index_reserve() for @nsize.
+ */
+void flex_size_index_move(struct size_index *x, uint32_t start, uint32_t size, uint32_t nstart,
+			  uint32_t nsize);
 /*
  * The best fit for @g granules: the smallest block of at least @g, the
  * lowest start among that size. Return: false if none.
