@@ -6,29 +6,31 @@
 
 #include "region.h"
 
-/* Add or remove a free block in the best-fit tree (when there is one). */
+/* Add or remove a free block in the best-fit index (when there is one). */
 static void size_add(struct region *r, uint32_t start, uint32_t size)
 {
 	if (r->best_fit)
-		bt_insert(&r->by_size, size, start);
+		flex_size_index_add(&r->by_size, start, size);
 }
 
 static void size_del(struct region *r, uint32_t start, uint32_t size)
 {
-	struct bt_pos p;
-
-	if (r->best_fit && bt_lower_bound(&r->by_size, size, start, &p))
-		bt_delete(&r->by_size, p);
+	if (r->best_fit)
+		flex_size_index_del(&r->by_size, start, size);
 }
 
-/* Room for one insertion in each tree, so that a change cannot half-fail. */
-static int reserve(struct region *r)
+/* A free block in the best-fit index was split or merged. */
+static void size_move(struct region *r, uint32_t start, uint32_t size, uint32_t nstart,
+		      uint32_t nsize)
 {
-	if (bt_reserve(&r->by_offset))
-		return -ENOMEM;
-	if (r->best_fit && bt_reserve(&r->by_size))
-		return -ENOMEM;
-	return 0;
+	if (r->best_fit)
+		flex_size_index_move(&r->by_size, start, size, nstart, nsize);
+}
+
+/* Room to add a free block of @size to the best-fit index (when there is one). */
+static int size_reserve(struct region *r, uint32_t size)
+{
+	return r->best_fit ? flex_size_index_reserve(&r->by_size, size) : 0;
 }
 
 void flex_region_setup(struct region *r, unsigned int slot, pthread_mutex_t *lock, bool best_fit)
@@ -48,14 +50,14 @@ void flex_region_setup(struct region *r, unsigned int slot, pthread_mutex_t *loc
 	r->slot = slot;
 	r->best_fit = best_fit;
 	flex_bt_init(&r->by_offset, BT_BY_KEY);
-	flex_bt_init(&r->by_size, BT_BY_PAIR);
+	flex_size_index_init(&r->by_size);
 	flex_slot_table_init(&r->slots);
 }
 
 void flex_region_teardown(struct region *r)
 {
 	flex_bt_fini(&r->by_offset);
-	flex_bt_fini(&r->by_size);
+	flex_size_index_fini(&r->by_size);
 	flex_slot_table_fini(&r->slots);
 	pthread_mutex_destroy(&r->own_lock);
 }
@@ -68,8 +70,12 @@ int flex_region_activate(struct region *r, const struct flex_region *src)
 		granules = GRANULES_MAX;
 	if (!granules)
 		return -EINVAL;
-	if (reserve(r))
+	if (r->best_fit && flex_size_index_start(&r->by_size, (uint32_t)granules))
 		return -ENOMEM;
+	if (bt_reserve(&r->by_offset) || size_reserve(r, (uint32_t)granules)) {
+		flex_size_index_stop(&r->by_size);
+		return -ENOMEM;
+	}
 	r->src = *src;
 	r->size = gran_to_bytes((uint32_t)granules);
 	bt_insert(&r->by_offset, 0, (uint32_t)granules);
@@ -85,7 +91,7 @@ int flex_region_activate(struct region *r, const struct flex_region *src)
 void flex_region_deactivate(struct region *r)
 {
 	flex_bt_clear(&r->by_offset);
-	flex_bt_clear(&r->by_size);
+	flex_size_index_stop(&r->by_size);
 	r->free_bytes = 0;
 	r->size = 0;
 	region_publish(r);
@@ -96,16 +102,14 @@ int flex_region_alloc(struct region *r, uint32_t g, enum flex_alloc_kind kind, u
 {
 	bool top_down = kind == FLEX_ALLOC_PROGRAM;
 	uint32_t start, size;
-	struct bt_pos p, q;
+	struct bt_pos p;
 	bool found;
 
-	if (r->best_fit && bt_reserve(&r->by_size))
-		return -ENOMEM;
 	if (top_down)
 		found = bt_last_fit(&r->by_offset, g, &p);
 	else if (r->best_fit)
-		found = bt_lower_bound(&r->by_size, g, 0, &q) &&
-			bt_lower_bound(&r->by_offset, bt_val(q), 0, &p);
+		found = flex_size_index_best(&r->by_size, g, &start, &size) &&
+			bt_lower_bound(&r->by_offset, start, 0, &p);
 	else
 		found = bt_first_fit(&r->by_offset, g, &p);
 	if (!found)
@@ -113,23 +117,23 @@ int flex_region_alloc(struct region *r, uint32_t g, enum flex_alloc_kind kind, u
 
 	start = bt_key(p);
 	size = bt_val(p);
-	if (r->best_fit && !top_down)
-		bt_delete(&r->by_size, q);	/* found there: no second lookup */
-	else
-		size_del(r, start, size);
+	/* Only the index may need memory: the by-offset tree changes or drops an entry. */
+	if (size > g && size_reserve(r, size - g))
+		return -ENOMEM;
 	if (size == g) {
 		/* Exact fit: the free block goes away. */
+		size_del(r, start, size);
 		bt_delete(&r->by_offset, p);
 		*start_out = start;
 	} else if (top_down) {
 		/* Carve the top end: the free part keeps its start. */
 		bt_set(&r->by_offset, p, start, size - g);
-		size_add(r, start, size - g);
+		size_move(r, start, size, start, size - g);
 		*start_out = start + size - g;
 	} else {
 		/* Carve the bottom end: the free part starts after it. */
 		bt_set(&r->by_offset, p, start + g, size - g);
-		size_add(r, start + g, size - g);
+		size_move(r, start, size, start + g, size - g);
 		*start_out = start;
 	}
 	/*
@@ -164,37 +168,31 @@ int flex_region_free(struct region *r, uint32_t s, uint32_t z, uint32_t leaf, st
 	uint32_t merged_start, merged_size;
 	struct bt_gap gap;
 
-	if (reserve(r))
+	if (bt_reserve(&r->by_offset))
 		return -ENOMEM;
 	find_gap(r, s, leaf, &gap);
 	with_next = gap.has_succ && bt_key(gap.succ) == (uint64_t)s + z;
 	with_prev = gap.has_pred && (uint64_t)bt_key(gap.pred) + bt_val(gap.pred) == s;
+	merged_start = with_prev ? bt_key(gap.pred) : s;
+	merged_size = z + (with_prev ? bt_val(gap.pred) : 0) + (with_next ? bt_val(gap.succ) : 0);
+	/* Before any change; it grows only the index, so gap stays valid. */
+	if (size_reserve(r, merged_size))
+		return -ENOMEM;
 
 	if (with_prev && with_next) {
-		uint32_t pstart = bt_key(gap.pred), psize = bt_val(gap.pred);
-		uint32_t nsize = bt_val(gap.succ);
-
-		size_del(r, pstart, psize);
-		size_del(r, s + z, nsize);
-		merged_start = pstart;
-		merged_size = psize + z + nsize;
+		size_del(r, s + z, bt_val(gap.succ));
+		size_move(r, merged_start, bt_val(gap.pred), merged_start, merged_size);
 		/* Setting moves no entry, so gap.succ stays valid for the deletion. */
 		bt_set(&r->by_offset, gap.pred, merged_start, merged_size);
 		bt_delete(&r->by_offset, gap.succ);
 	} else if (with_prev) {
-		merged_start = bt_key(gap.pred);
-		size_del(r, merged_start, bt_val(gap.pred));
-		merged_size = bt_val(gap.pred) + z;
+		size_move(r, merged_start, bt_val(gap.pred), merged_start, merged_size);
 		bt_set(&r->by_offset, gap.pred, merged_start, merged_size);
 	} else if (with_next) {
 		/* The successor grows downward; its place in the order holds. */
-		size_del(r, s + z, bt_val(gap.succ));
-		merged_start = s;
-		merged_size = z + bt_val(gap.succ);
+		size_move(r, s + z, bt_val(gap.succ), merged_start, merged_size);
 		bt_set(&r->by_offset, gap.succ, merged_start, merged_size);
 	} else {
-		merged_start = s;
-		merged_size = z;
 		if (gap.has_succ) {
 			bt_insert_before(&r->by_offset, gap.succ, s, z);
 		} else if (gap.has_pred) {
@@ -203,8 +201,8 @@ int flex_region_free(struct region *r, uint32_t s, uint32_t z, uint32_t leaf, st
 		} else {
 			bt_insert(&r->by_offset, s, z);
 		}
+		size_add(r, s, z);
 	}
-	size_add(r, merged_start, merged_size);
 
 	r->free_bytes += gran_to_bytes(z);
 	r->allocated_bytes -= gran_to_bytes(z);

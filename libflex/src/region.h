@@ -6,8 +6,9 @@
  * nodes know the largest free block below each child (btree.h): first fit
  * (lowest offset that fits), its mirror (highest offset that fits, for
  * top-down placement) and a freed block's free neighbours are each one
- * descent. With best fit, free blocks are also in a tree keyed by (size,
- * offset). An allocated block is only its AllocationIndex slot
+ * descent. With best fit, free blocks are also in a size index
+ * (size_index.h) that gives the smallest that fits, lowest offset first. An
+ * allocated block is only its AllocationIndex slot
  * (slot_table.h): no tree holds it, since a free finds its neighbours as the
  * free blocks just before and after it. The slot also remembers the leaf
  * of the by-offset tree that held them when the block was carved: a free
@@ -29,6 +30,7 @@
 #include <flex/allocator.h>
 
 #include "btree.h"
+#include "size_index.h"
 #include "slot_table.h"
 
 #define GRANULE_SHIFT	7	/* log2(FLEX_ALLOC_ALIGN) */
@@ -56,7 +58,7 @@ struct region {
 	struct flex_region src;		/* as the source gave it, to give back */
 	uint64_t size;			/* bytes used: src.size rounded down to 128 */
 	struct bt by_offset;		/* free blocks: offset -> size, augmented */
-	struct bt by_size;		/* best fit: (size << 32 | offset) */
+	struct size_index by_size;	/* best fit: free blocks by size */
 
 	uint64_t free_bytes;
 	uint64_t allocated_bytes;

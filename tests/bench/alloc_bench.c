@@ -26,6 +26,12 @@
  *                              repetitions of 1k, 10k and 100k take turns,
  *                              and the figure is the median of the rounds'
  *                              ratios (the load of a shared machine drifts)
+ *   alloc_free_ns_steady_10k_bestfit  the same as alloc_free_ns_steady_10k
+ *                              with BestFit: its repetitions take turns
+ *                              with those (each right after the FirstFit
+ *                              one of its round)
+ *   alloc_bestfit_vs_firstfit  BestFit over FirstFit at N = 10,000: the
+ *                              median of the rounds' ratios
  *   alloc_frag_peak_bestfit    highest 1 - largest free / total free seen
  *                              after any step of the N = 10,000 trace
  *                              (warm-up and timed steps) with BestFit
@@ -526,8 +532,9 @@ static void print_load(void)
 int main(void)
 {
 	double ns1k[REPEATS], ns10k[REPEATS], ns100k[REPEATS], scale[REPEATS];
-	double ns10k_bf, frag_bf, util_ff, util_bf, frag_ff;
-	struct steady s1k, s10k, s100k;
+	double ns10k_bf[REPEATS], bf_vs_ff[REPEATS];
+	double frag_bf, util_ff, util_bf, frag_ff;
+	struct steady s1k, s10k, s100k, s10k_bf;
 
 	print_load();
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -535,28 +542,40 @@ int main(void)
 	printf("# CPU has AVX2: %s\n", __builtin_cpu_supports("avx2") ? "yes" : "no");
 #endif
 
-	/* The three sizes' repetitions interleaved; the ratio is per round. */
+	/*
+	 * The three sizes' repetitions interleaved, and BestFit's at 10k right
+	 * after FirstFit's; the ratios are per round.
+	 */
 	steady_init(&s1k, 1000, FLEX_ALLOC_FIRST_FIT);
 	steady_init(&s10k, 10000, FLEX_ALLOC_FIRST_FIT);
+	steady_init(&s10k_bf, 10000, FLEX_ALLOC_BEST_FIT);
 	steady_init(&s100k, 100000, FLEX_ALLOC_FIRST_FIT);
 	for (int r = 0; r < REPEATS; r++) {
 		ns1k[r] = steady_rep(&s1k);
 		ns10k[r] = steady_rep(&s10k);
+		ns10k_bf[r] = steady_rep(&s10k_bf);
 		ns100k[r] = steady_rep(&s100k);
 		scale[r] = ns100k[r] / ns1k[r];
+		bf_vs_ff[r] = ns10k_bf[r] / ns10k[r];
 	}
 	steady_fini(&s1k);
 	steady_fini(&s10k);
+	steady_fini(&s10k_bf);
 	steady_fini(&s100k);
 	printf("# 100k/1k per round:");
 	for (int r = 0; r < REPEATS; r++)
 		printf(" %.2f", scale[r]);
+	printf("\n# 10k BestFit/FirstFit per round:");
+	for (int r = 0; r < REPEATS; r++)
+		printf(" %.2f", bf_vs_ff[r]);
 	printf("\n");
-	ns10k_bf = steady_ns(10000, FLEX_ALLOC_BEST_FIT);
 	printf("# steady trace ns per free+alloc (medians): 1k %.1f, 10k %.1f, 100k %.1f; 10k with BestFit %.1f\n",
-	       median(ns1k, REPEATS), median(ns10k, REPEATS), median(ns100k, REPEATS), ns10k_bf);
+	       median(ns1k, REPEATS), median(ns10k, REPEATS), median(ns100k, REPEATS),
+	       median(ns10k_bf, REPEATS));
 	printf("bench: alloc_free_ns_steady_10k %.1f ns\n", median(ns10k, REPEATS));
 	printf("bench: alloc_scaling_100k_vs_1k %.2f x\n", median(scale, REPEATS));
+	printf("bench: alloc_free_ns_steady_10k_bestfit %.1f ns\n", median(ns10k_bf, REPEATS));
+	printf("bench: alloc_bestfit_vs_firstfit %.2f x\n", median(bf_vs_ff, REPEATS));
 	fflush(stdout);
 
 	frag_and_util(FLEX_ALLOC_BEST_FIT, &frag_bf, &util_bf);

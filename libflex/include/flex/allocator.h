@@ -58,12 +58,13 @@
  *    fits. BEST_FIT: the smallest free block that fits, the lowest offset
  *    among equal sizes. Both find it in O(log n): free blocks are in a
  *    B+tree by offset whose inner nodes know the largest free block under
- *    each child, plus one by (size, offset) for best fit. An allocation is
- *    found from its index in O(1) (a table of slots), and its free
- *    neighbours, when it is freed, from the tree leaf that held them when
- *    it was allocated (checked, and looked up from the root only if they
- *    have moved on). No operation calls malloc except to grow these
- *    structures.
+ *    each child; best fit also keeps them by size, in a bin per size below
+ *    2 MiB found through a bitmap, and larger ones in a B+tree by (size,
+ *    offset). An allocation is found from its index in O(1) (a table of
+ *    slots), and its free neighbours, when it is freed, from the tree leaf
+ *    that held them when it was allocated (checked, and looked up from the
+ *    root only if they have moved on). No operation calls malloc except to
+ *    grow these structures.
  *  - Program binaries (FLEX_ALLOC_PROGRAM) are placed top-down: the
  *    highest free block that fits, carved from its top end, whatever the
  *    block strategy. Tensors fill regions from the bottom, so binaries stay
