@@ -201,7 +201,8 @@ static int fill_device(struct sk_buff *skb, struct flex_device *fdev)
 			      FLEX_DEV_A_PAD) ||
 	    nla_put_u32(skb, FLEX_DEV_A_TOTAL_VFS, fdev->total_vfs) ||
 	    nla_put_u32(skb, FLEX_DEV_A_PF_TABLE_SIZE, fdev->pf->table_size) ||
-	    nla_put_u32(skb, FLEX_DEV_A_VF_TABLE_SIZE, flex_params.lut_entries))
+	    nla_put_u32(skb, FLEX_DEV_A_VF_TABLE_SIZE, flex_params.lut_entries) ||
+	    nla_put_u64_64bit(skb, FLEX_DEV_A_MEM_BASE, mem->base, FLEX_DEV_A_PAD))
 		goto cancel;
 
 	mutex_lock(&fdev->lock);

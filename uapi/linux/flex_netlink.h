@@ -184,6 +184,9 @@ enum flex_a {
  * @FLEX_DEV_A_VF_TABLE_SIZE: u32, lookup-table entries of each VF.
  * @FLEX_DEV_A_FN: nest, enum flex_fn_a, one per function (the PF first,
  *	then each enabled VF); repeated (a multi-attribute).
+ * @FLEX_DEV_A_MEM_BASE: u64, the physical address of the first byte of
+ *	device memory: regions (FLEX_REGION_A_PHYS) lie in [MEM_BASE,
+ *	MEM_BASE + CAPACITY).
  * @__FLEX_DEV_A_MAX: the number of attributes.
  * @FLEX_DEV_A_MAX: the highest attribute.
  */
@@ -204,6 +207,7 @@ enum flex_dev_a {
 	FLEX_DEV_A_PF_TABLE_SIZE,
 	FLEX_DEV_A_VF_TABLE_SIZE,
 	FLEX_DEV_A_FN,
+	FLEX_DEV_A_MEM_BASE,
 
 	__FLEX_DEV_A_MAX,
 	FLEX_DEV_A_MAX = __FLEX_DEV_A_MAX - 1
