@@ -200,6 +200,7 @@ int flex_device_create(unsigned int index, dev_t devt, struct flex_device **out)
 	mutex_init(&fdev->sriov_lock);
 	xa_init_flags(&fdev->regions, XA_FLAGS_ALLOC1);
 	xa_init_flags(&fdev->queues, XA_FLAGS_ALLOC1);
+	INIT_LIST_HEAD(&fdev->files);
 	mt_init(&fdev->by_offset);
 
 	err = flex_mem_init(&fdev->mem, flex_params.capacity,

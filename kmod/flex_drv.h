@@ -16,7 +16,8 @@
  *
  *   flex_device.sriov_lock     VF enable/disable
  *   flex_device.lock           tables, regions, file region lists, open
- *                              counts; held around allocations, never
+ *                              counts, the list of open files; held
+ *                              around allocations, never
  *                              while waiting for an engine or touching
  *                              user memory; no sysfs node is removed under it
  *   flex_region.back_lock      page faults and submissions backing pages
@@ -192,6 +193,8 @@ struct flex_device {
 	/* Every queue of every file by device-wide handle, for netlink. */
 	struct xarray queues;
 	u32 next_queue_handle;		/* cursor of xa_alloc_cyclic */
+	/* Its open files (flex_file.link), by client id; lock. For netlink. */
+	struct list_head files;
 };
 
 struct flex_fn {
@@ -222,6 +225,13 @@ struct flex_fn {
 	atomic64_t resident_pages;
 	/* Engine time its CBs have had, in ns; sched_lock. See pick_job(). */
 	u64 vtime;
+	/*
+	 * Usage statistics, by engine, kept by flex_file_account_engine();
+	 * sched_lock. Unlike vtime (a fairness clock that pick_job() moves
+	 * forward), the real time its CBs ran, in ns, and how many ran.
+	 */
+	u64 engine_ns[FLEX_NR_ENGINES];
+	u64 engine_cbs[FLEX_NR_ENGINES];
 	/* Its queues ready for an engine (flex_queue.ready_link); sched_lock. */
 	struct list_head ready[FLEX_NR_ENGINES][FLEX_NR_PRIORITIES];
 	/* On flex_device.ready_fns while ready[][] is not empty. */
@@ -236,6 +246,33 @@ struct flex_file {
 	struct xarray queues;		/* queue_id -> flex_queue */
 	wait_queue_head_t poll_wq;	/* woken on every completion */
 	atomic64_t pinned_pages;	/* host pages pinned by queued DMA */
+	/*
+	 * Who it is, for fdinfo and netlink: a number unique among every
+	 * file ever opened (DRM's client id), and the process that opened
+	 * it. Fixed at open.
+	 */
+	u64 client_id;
+	pid_t owner_tgid;
+	char owner_comm[TASK_COMM_LEN];
+	struct list_head link;		/* flex_device.files; fdev->lock */
+	/* Engine time its CBs had, in ns, and how many ran; sched_lock. */
+	u64 engine_ns[FLEX_NR_ENGINES];
+	u64 engine_cbs[FLEX_NR_ENGINES];
+};
+
+/* An open file's usage, as fdinfo and netlink report it. */
+struct flex_file_usage {
+	u32 regions;
+	u32 queues;
+	u32 pending;			/* CBs queued or running */
+	u64 bytes;			/* its regions' size */
+	u64 resident;			/* of that, bytes backed now */
+	u64 submitted;
+	u64 completed;
+	u64 faults;
+	u64 pinned;			/* bytes pinned for queued DMA */
+	u64 engine_ns[FLEX_NR_ENGINES];
+	u64 engine_cbs[FLEX_NR_ENGINES];
 };
 
 /*
@@ -460,6 +497,9 @@ extern struct class *flex_class;
 
 /* flex_file.c */
 extern const struct file_operations flex_fops;
+void flex_file_account_engine(struct flex_file *ff, enum flex_engine_id engine,
+			      u64 ns);
+void flex_file_get_usage(struct flex_file *ff, struct flex_file_usage *u);
 
 /* flex_mmap.c */
 int flex_mmap(struct file *filp, struct vm_area_struct *vma);

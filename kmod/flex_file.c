@@ -10,6 +10,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/atomic.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/memcontrol.h>
@@ -21,6 +22,9 @@
 
 #include "flex_drv.h"
 
+/* The last client id given out; ids are never reused while loaded. */
+static atomic64_t flex_last_client_id = ATOMIC64_INIT(0);
+
 static int flex_open(struct inode *inode, struct file *filp)
 {
 	struct flex_fn *fn = container_of(inode->i_cdev, struct flex_fn, cdev);
@@ -30,6 +34,10 @@ static int flex_open(struct inode *inode, struct file *filp)
 	ff = kzalloc(sizeof(*ff), GFP_KERNEL_ACCOUNT);
 	if (!ff)
 		return -ENOMEM;
+	/* Complete before it is on fdev->files, where netlink reads it. */
+	ff->fn = fn;
+	INIT_LIST_HEAD(&ff->regions);
+	flex_file_init_queues(ff);
 
 	mutex_lock(&fdev->lock);
 	if (fn->gone) {
@@ -39,13 +47,15 @@ static int flex_open(struct inode *inode, struct file *filp)
 	}
 	fn->open_count++;
 	get_device(&fn->dev);
+	/* Given under the lock: fdev->files stays in client id order. */
+	ff->client_id = atomic64_inc_return(&flex_last_client_id);
+	ff->owner_tgid = task_tgid_nr(current);
+	get_task_comm(ff->owner_comm, current);
+	list_add_tail(&ff->link, &fdev->files);
 	mutex_unlock(&fdev->lock);
 
-	ff->fn = fn;
 	/* Device memory the engines back for this file is charged here. */
 	ff->memcg = get_mem_cgroup_from_mm(current->mm);
-	INIT_LIST_HEAD(&ff->regions);
-	flex_file_init_queues(ff);
 	filp->private_data = ff;
 	filp->f_mapping = fdev->inode->i_mapping;
 	return nonseekable_open(inode, filp);
@@ -61,6 +71,7 @@ static int flex_release(struct inode *inode, struct file *filp)
 	flex_file_release_regions(ff);
 
 	mutex_lock(&fn->fdev->lock);
+	list_del(&ff->link);
 	fn->open_count--;
 	mutex_unlock(&fn->fdev->lock);
 
@@ -183,53 +194,107 @@ static __poll_t flex_poll(struct file *filp, poll_table *wait)
 	return flex_queue_poll(ff);
 }
 
+/**
+ * flex_file_account_engine() - account a CB's engine time to its file.
+ * @ff:		the file whose queue the CB was on
+ * @engine:	the engine that ran it
+ * @ns:		how long it ran, in ns
+ *
+ * Called by the scheduler as each CB that ran completes (done or faulted,
+ * not cancelled before it started), under sched_lock, on the
+ * fence-signalling path: it only adds. The function's totals move with
+ * the file's, and outlive it.
+ */
+void flex_file_account_engine(struct flex_file *ff, enum flex_engine_id engine,
+			      u64 ns)
+{
+	struct flex_fn *fn = ff->fn;
+
+	lockdep_assert_held(&fn->fdev->sched_lock);
+	if (WARN_ON_ONCE(engine >= FLEX_NR_ENGINES))
+		return;
+	ff->engine_ns[engine] += ns;
+	ff->engine_cbs[engine]++;
+	fn->engine_ns[engine] += ns;
+	fn->engine_cbs[engine]++;
+}
+
+/**
+ * flex_file_get_usage() - an open file's usage, for fdinfo and netlink.
+ * @ff:		the file; alive (fdinfo holds it open; netlink finds it on
+ *		fdev->files under fdev->lock)
+ * @u:		filled in
+ *
+ * The caller holds fdev->lock (the file's region list); the queues are read
+ * under the file's queue xa_lock and sched_lock, in the driver's order.
+ * The queue counters cover the queues the file has now.
+ */
+void flex_file_get_usage(struct flex_file *ff, struct flex_file_usage *u)
+{
+	struct flex_device *fdev = ff->fn->fdev;
+	struct flex_region *r;
+	struct flex_queue *q;
+	unsigned long id;
+	int e;
+
+	lockdep_assert_held(&fdev->lock);
+	memset(u, 0, sizeof(*u));
+	list_for_each_entry(r, &ff->regions, file_link) {
+		u->regions++;
+		u->bytes += r->size;
+		u->resident += flex_mem_resident(&fdev->mem, r->phys, r->size);
+	}
+	u->pinned = (u64)atomic64_read(&ff->pinned_pages) << PAGE_SHIFT;
+
+	xa_lock(&ff->queues);
+	spin_lock(&fdev->sched_lock);
+	xa_for_each(&ff->queues, id, q) {
+		u->queues++;
+		u->pending += q->nr_jobs;
+		u->submitted += q->submitted;
+		u->completed += q->completed;
+		u->faults += q->stat_faults;
+	}
+	for (e = 0; e < FLEX_NR_ENGINES; e++) {
+		u->engine_ns[e] = ff->engine_ns[e];
+		u->engine_cbs[e] = ff->engine_cbs[e];
+	}
+	spin_unlock(&fdev->sched_lock);
+	xa_unlock(&ff->queues);
+}
+
 /*
  * fdinfo: the open file's own usage, for its owner (netlink and sysfs
  * show per-tenant detail to admins only). Keys follow the DRM usage-stats
  * style (drm-usage-stats.rst) under a flex- prefix; see
- * Documentation/flex/uapi.rst.
+ * Documentation/flex/uapi.rst. New keys are only ever added.
  */
 static void flex_show_fdinfo(struct seq_file *m, struct file *filp)
 {
 	struct flex_file *ff = filp->private_data;
 	struct flex_device *fdev = ff->fn->fdev;
-	u64 bytes = 0, resident = 0, submitted = 0, completed = 0, faults = 0;
-	unsigned int nregions = 0, nqueues = 0;
-	struct flex_region *r;
-	struct flex_queue *q;
-	unsigned long id;
+	struct flex_file_usage u;
 
 	mutex_lock(&fdev->lock);
-	list_for_each_entry(r, &ff->regions, file_link) {
-		nregions++;
-		bytes += r->size;
-		resident += flex_mem_resident(&fdev->mem, r->phys, r->size);
-	}
+	flex_file_get_usage(ff, &u);
 	mutex_unlock(&fdev->lock);
-
-	xa_lock(&ff->queues);
-	spin_lock(&fdev->sched_lock);
-	xa_for_each(&ff->queues, id, q) {
-		nqueues++;
-		submitted += q->submitted;
-		completed += q->completed;
-		faults += q->stat_faults;
-	}
-	spin_unlock(&fdev->sched_lock);
-	xa_unlock(&ff->queues);
 
 	seq_printf(m, "flex-driver:\t%s\n", FLEX_DRV_NAME);
 	seq_printf(m, "flex-device:\tflex%u\n", fdev->index);
 	seq_printf(m, "flex-function:\t%s\n", ff->fn->name);
-	seq_printf(m, "flex-regions:\t%u\n", nregions);
-	seq_printf(m, "flex-memory-regions:\t%llu KiB\n", bytes >> 10);
-	seq_printf(m, "flex-memory-resident:\t%llu KiB\n", resident >> 10);
-	seq_printf(m, "flex-queues:\t%u\n", nqueues);
-	seq_printf(m, "flex-cbs-submitted:\t%llu\n", submitted);
-	seq_printf(m, "flex-cbs-completed:\t%llu\n", completed);
-	seq_printf(m, "flex-faults:\t%llu\n", faults);
-	seq_printf(m, "flex-pinned:\t%llu KiB\n",
-		   (u64)atomic64_read(&ff->pinned_pages) << (PAGE_SHIFT - 10));
+	seq_printf(m, "flex-regions:\t%u\n", u.regions);
+	seq_printf(m, "flex-memory-regions:\t%llu KiB\n", u.bytes >> 10);
+	seq_printf(m, "flex-memory-resident:\t%llu KiB\n", u.resident >> 10);
+	seq_printf(m, "flex-queues:\t%u\n", u.queues);
+	seq_printf(m, "flex-cbs-submitted:\t%llu\n", u.submitted);
+	seq_printf(m, "flex-cbs-completed:\t%llu\n", u.completed);
+	seq_printf(m, "flex-faults:\t%llu\n", u.faults);
+	seq_printf(m, "flex-pinned:\t%llu KiB\n", u.pinned >> 10);
+	seq_printf(m, "flex-client-id:\t%llu\n", ff->client_id);
+	seq_printf(m, "flex-cbs-pending:\t%u\n", u.pending);
+	seq_printf(m, "flex-engine-dma:\t%llu ns\n", u.engine_ns[FLEX_ENGINE_DMA]);
+	seq_printf(m, "flex-engine-compute:\t%llu ns\n",
+		   u.engine_ns[FLEX_ENGINE_COMPUTE]);
 }
 
 const struct file_operations flex_fops = {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * flex generic netlink family: a read-only view of the devices, regions,
- * queues and lookup tables, and a multicast group of events. The uapi is
+ * queues, lookup tables and open files, and a multicast group of events. The uapi is
  * uapi/linux/flex_netlink.h; Documentation/flex/netlink.rst describes it.
  *
  * Locking. flex_nl_lock guards the list of devices the family shows; a
@@ -14,6 +14,13 @@
  *
  *	flex_nl_lock -> flex_device.lock		devices, regions, tables
  *	flex_nl_lock -> flex_device.queues' xa_lock -> sched_lock	queues
+ *	flex_nl_lock -> flex_device.lock -> flex_device.queues' xa_lock
+ *		-> sched_lock				a device's functions
+ *	flex_nl_lock -> flex_device.lock -> flex_file.queues' xa_lock
+ *		-> sched_lock				open files
+ *
+ * An open file is kept alive by being on flex_device.files, which its
+ * release leaves under flex_device.lock before freeing it.
  *
  * A queue is kept alive by being in flex_device.queues: queue_teardown()
  * erases it (under that xa_lock) before its last reference can go.
@@ -33,6 +40,7 @@
 
 #include <linux/mutex.h>
 #include <linux/sched.h>
+#include <linux/slab.h>
 #include <net/genetlink.h>
 #include <net/net_namespace.h>
 
@@ -72,17 +80,83 @@ static struct flex_device *dev_by_index(u32 index)
 
 /* ---- filling messages ---- */
 
-static int fill_fn(struct sk_buff *skb, struct flex_fn *fn)
-{
-	struct nlattr *nest = nla_nest_start(skb, FLEX_DEV_A_FN);
+/* A function's usage figures, read under sched_lock. */
+struct fn_stats {
+	u32 queues;
+	u32 pending;
+	u64 engine_ns[FLEX_NR_ENGINES];
+	u64 engine_cbs[FLEX_NR_ENGINES];
+};
 
+/*
+ * The usage of every function of @fdev, in @st indexed by function number
+ * (FLEX_MAX_VFS + 1 entries): its
+ * queues from fdev->queues, its engine counters. One pass under the
+ * queues' xa_lock and sched_lock, so the figures are one snapshot.
+ */
+static void get_fn_stats(struct flex_device *fdev, struct fn_stats *st)
+{
+	struct flex_queue *q;
+	unsigned long handle;
+	unsigned int i;
+	u32 nr;
+	int e;
+
+	lockdep_assert_held(&fdev->lock);
+	memset(st, 0, sizeof(*st) * (FLEX_MAX_VFS + 1));
+	xa_lock(&fdev->queues);
+	spin_lock(&fdev->sched_lock);
+	xa_for_each(&fdev->queues, handle, q) {
+		nr = fn_number(q->ff->fn);
+		if (WARN_ON_ONCE(nr > FLEX_MAX_VFS))
+			continue;
+		st[nr].queues++;
+		st[nr].pending += q->nr_jobs;
+	}
+	for (i = 0; i <= fdev->num_vfs; i++) {
+		struct flex_fn *fn = i ? fdev->vfs[i - 1] : fdev->pf;
+
+		for (e = 0; e < FLEX_NR_ENGINES; e++) {
+			st[i].engine_ns[e] = fn->engine_ns[e];
+			st[i].engine_cbs[e] = fn->engine_cbs[e];
+		}
+	}
+	spin_unlock(&fdev->sched_lock);
+	xa_unlock(&fdev->queues);
+}
+
+static int fill_fn(struct sk_buff *skb, struct flex_fn *fn,
+		   const struct fn_stats *st)
+{
+	struct nlattr *nest;
+
+	lockdep_assert_held(&fn->fdev->lock);
+	nest = nla_nest_start(skb, FLEX_DEV_A_FN);
 	if (!nest)
 		return -EMSGSIZE;
 	if (nla_put_u32(skb, FLEX_FN_A_FN, fn_number(fn)) ||
 	    nla_put_string(skb, FLEX_FN_A_NAME, dev_name(&fn->dev)) ||
 	    nla_put_u32(skb, FLEX_FN_A_TABLE_SIZE, fn->table_size) ||
 	    nla_put_u32(skb, FLEX_FN_A_TABLE_USED, fn->nr_regions) ||
-	    nla_put_u32(skb, FLEX_FN_A_OPEN_COUNT, fn->open_count)) {
+	    nla_put_u32(skb, FLEX_FN_A_OPEN_COUNT, fn->open_count) ||
+	    nla_put_u64_64bit(skb, FLEX_FN_A_USED, fn->used, FLEX_FN_A_PAD) ||
+	    nla_put_u64_64bit(skb, FLEX_FN_A_RESIDENT,
+			      (u64)atomic64_read(&fn->resident_pages) << PAGE_SHIFT,
+			      FLEX_FN_A_PAD) ||
+	    nla_put_u64_64bit(skb, FLEX_FN_A_QUOTA_CAPACITY,
+			      READ_ONCE(fn->quota_capacity), FLEX_FN_A_PAD) ||
+	    nla_put_u64_64bit(skb, FLEX_FN_A_QUOTA_BACKING,
+			      READ_ONCE(fn->quota_backing), FLEX_FN_A_PAD) ||
+	    nla_put_u32(skb, FLEX_FN_A_QUEUES, st->queues) ||
+	    nla_put_u32(skb, FLEX_FN_A_PENDING, st->pending) ||
+	    nla_put_u64_64bit(skb, FLEX_FN_A_ENGINE_DMA_NS,
+			      st->engine_ns[FLEX_ENGINE_DMA], FLEX_FN_A_PAD) ||
+	    nla_put_u64_64bit(skb, FLEX_FN_A_ENGINE_COMPUTE_NS,
+			      st->engine_ns[FLEX_ENGINE_COMPUTE], FLEX_FN_A_PAD) ||
+	    nla_put_u64_64bit(skb, FLEX_FN_A_ENGINE_DMA_CBS,
+			      st->engine_cbs[FLEX_ENGINE_DMA], FLEX_FN_A_PAD) ||
+	    nla_put_u64_64bit(skb, FLEX_FN_A_ENGINE_COMPUTE_CBS,
+			      st->engine_cbs[FLEX_ENGINE_COMPUTE], FLEX_FN_A_PAD)) {
 		nla_nest_cancel(skb, nest);
 		return -EMSGSIZE;
 	}
@@ -94,6 +168,7 @@ static int fill_fn(struct sk_buff *skb, struct flex_fn *fn)
 static int fill_device(struct sk_buff *skb, struct flex_device *fdev)
 {
 	struct flex_mem *mem = &fdev->mem;
+	struct fn_stats *st;
 	struct nlattr *nest;
 	unsigned int i;
 	int err = -EMSGSIZE;
@@ -102,9 +177,13 @@ static int fill_device(struct sk_buff *skb, struct flex_device *fdev)
 	flex_mem_free_info(mem, &free, &largest);
 	if (nla_put_u32(skb, FLEX_A_DEVICE_INDEX, fdev->index))
 		return -EMSGSIZE;
+	/* Too large for the stack; allocated before any lock is taken. */
+	st = kcalloc(FLEX_MAX_VFS + 1, sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return -ENOMEM;
 	nest = nla_nest_start(skb, FLEX_A_DEVICE);
 	if (!nest)
-		return -EMSGSIZE;
+		goto free;
 	if (nla_put_u32(skb, FLEX_DEV_A_INDEX, fdev->index) ||
 	    nla_put_string(skb, FLEX_DEV_A_NAME, dev_name(&fdev->pf->dev)) ||
 	    nla_put_u64_64bit(skb, FLEX_DEV_A_CAPACITY, mem->capacity,
@@ -122,16 +201,18 @@ static int fill_device(struct sk_buff *skb, struct flex_device *fdev)
 			      FLEX_DEV_A_PAD) ||
 	    nla_put_u32(skb, FLEX_DEV_A_TOTAL_VFS, fdev->total_vfs) ||
 	    nla_put_u32(skb, FLEX_DEV_A_PF_TABLE_SIZE, fdev->pf->table_size) ||
-	    nla_put_u32(skb, FLEX_DEV_A_VF_TABLE_SIZE, flex_params.lut_entries))
+	    nla_put_u32(skb, FLEX_DEV_A_VF_TABLE_SIZE, flex_params.lut_entries) ||
+	    nla_put_u64_64bit(skb, FLEX_DEV_A_MEM_BASE, mem->base, FLEX_DEV_A_PAD))
 		goto cancel;
 
 	mutex_lock(&fdev->lock);
+	get_fn_stats(fdev, st);
 	if (nla_put_u32(skb, FLEX_DEV_A_NUM_VFS, fdev->num_vfs))
 		goto unlock;
-	if (fill_fn(skb, fdev->pf))
+	if (fill_fn(skb, fdev->pf, &st[FLEX_NL_FN_PF]))
 		goto unlock;
 	for (i = 0; i < fdev->num_vfs; i++)
-		if (fill_fn(skb, fdev->vfs[i]))
+		if (fill_fn(skb, fdev->vfs[i], &st[FLEX_NL_FN_VF(i)]))
 			goto unlock;
 	err = 0;
 unlock:
@@ -139,9 +220,12 @@ unlock:
 	if (err)
 		goto cancel;
 	nla_nest_end(skb, nest);
+	kfree(st);
 	return 0;
 cancel:
 	nla_nest_cancel(skb, nest);
+free:
+	kfree(st);
 	return err;
 }
 
@@ -284,6 +368,52 @@ cancel:
 	return err;
 }
 
+/* An open file; it stays on fdev->files while fdev->lock is held. */
+static int fill_file(struct sk_buff *skb, struct flex_file *ff)
+{
+	struct flex_device *fdev = ff->fn->fdev;
+	struct flex_file_usage u;
+	struct nlattr *nest;
+
+	lockdep_assert_held(&fdev->lock);
+	flex_file_get_usage(ff, &u);
+	if (nla_put_u32(skb, FLEX_A_DEVICE_INDEX, fdev->index))
+		return -EMSGSIZE;
+	nest = nla_nest_start(skb, FLEX_A_FILE);
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u64_64bit(skb, FLEX_FILE_A_CLIENT_ID, ff->client_id,
+			      FLEX_FILE_A_PAD) ||
+	    nla_put_u32(skb, FLEX_FILE_A_FN, fn_number(ff->fn)) ||
+	    nla_put_u32(skb, FLEX_FILE_A_OWNER_PID, ff->owner_tgid) ||
+	    nla_put_string(skb, FLEX_FILE_A_OWNER_COMM, ff->owner_comm) ||
+	    nla_put_u32(skb, FLEX_FILE_A_REGIONS, u.regions) ||
+	    nla_put_u64_64bit(skb, FLEX_FILE_A_BYTES, u.bytes, FLEX_FILE_A_PAD) ||
+	    nla_put_u64_64bit(skb, FLEX_FILE_A_RESIDENT, u.resident,
+			      FLEX_FILE_A_PAD) ||
+	    nla_put_u32(skb, FLEX_FILE_A_QUEUES, u.queues) ||
+	    nla_put_u32(skb, FLEX_FILE_A_PENDING, u.pending) ||
+	    nla_put_u64_64bit(skb, FLEX_FILE_A_SUBMITTED, u.submitted,
+			      FLEX_FILE_A_PAD) ||
+	    nla_put_u64_64bit(skb, FLEX_FILE_A_COMPLETED, u.completed,
+			      FLEX_FILE_A_PAD) ||
+	    nla_put_u64_64bit(skb, FLEX_FILE_A_FAULTS, u.faults, FLEX_FILE_A_PAD) ||
+	    nla_put_u64_64bit(skb, FLEX_FILE_A_PINNED, u.pinned, FLEX_FILE_A_PAD) ||
+	    nla_put_u64_64bit(skb, FLEX_FILE_A_ENGINE_DMA_NS,
+			      u.engine_ns[FLEX_ENGINE_DMA], FLEX_FILE_A_PAD) ||
+	    nla_put_u64_64bit(skb, FLEX_FILE_A_ENGINE_COMPUTE_NS,
+			      u.engine_ns[FLEX_ENGINE_COMPUTE], FLEX_FILE_A_PAD) ||
+	    nla_put_u64_64bit(skb, FLEX_FILE_A_ENGINE_DMA_CBS,
+			      u.engine_cbs[FLEX_ENGINE_DMA], FLEX_FILE_A_PAD) ||
+	    nla_put_u64_64bit(skb, FLEX_FILE_A_ENGINE_COMPUTE_CBS,
+			      u.engine_cbs[FLEX_ENGINE_COMPUTE], FLEX_FILE_A_PAD)) {
+		nla_nest_cancel(skb, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
 /* ---- requests ---- */
 
 /* A reply to @info, filled by @fill(skb, arg). */
@@ -403,6 +533,41 @@ static int dump_filter(struct netlink_callback *cb, struct dump_filter *f)
 	return 0;
 }
 
+/*
+ * A dump of the devices the filters select, @dump_dev() dumping one device
+ * from where cb->args[1] (and cb->args[2]) say, both 0 for a new device.
+ * cb->args[0]: the device index.
+ */
+static int dump_devices(struct sk_buff *skb, struct netlink_callback *cb,
+			int (*dump_dev)(struct sk_buff *skb,
+					struct netlink_callback *cb,
+					struct flex_device *fdev,
+					const struct dump_filter *f))
+{
+	struct flex_device *fdev;
+	struct dump_filter f;
+	int err;
+
+	mutex_lock(&flex_nl_lock);
+	err = dump_filter(cb, &f);
+	if (err)
+		goto out;
+	if (cb->args[0] < f.first_dev)
+		cb->args[0] = f.first_dev;
+	for (; cb->args[0] <= f.last_dev;
+	     cb->args[0]++, cb->args[1] = 0, cb->args[2] = 0) {
+		fdev = flex_nl_devs[cb->args[0]];
+		if (!fdev)
+			continue;
+		err = dump_dev(skb, cb, fdev, &f);
+		if (err)
+			break;
+	}
+out:
+	mutex_unlock(&flex_nl_lock);
+	return dump_result(skb, err);
+}
+
 static int fill_region_cb(struct sk_buff *skb, void *arg)
 {
 	return fill_region(skb, arg);
@@ -430,42 +595,31 @@ static int region_get_doit(struct sk_buff *skb, struct genl_info *info)
 	return err;
 }
 
-/* cb->args[0]: the device index; cb->args[1]: the next region handle. */
-static int region_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+/* cb->args[1]: the next region handle. */
+static int region_dump_dev(struct sk_buff *skb, struct netlink_callback *cb,
+			   struct flex_device *fdev, const struct dump_filter *f)
 {
-	struct flex_device *fdev;
-	struct dump_filter f;
 	struct flex_region *r;
 	unsigned long handle;
-	int err;
+	int err = 0;
 
-	mutex_lock(&flex_nl_lock);
-	err = dump_filter(cb, &f);
-	if (err)
-		goto out;
-	if (cb->args[0] < f.first_dev)
-		cb->args[0] = f.first_dev;
-	for (; cb->args[0] <= f.last_dev; cb->args[0]++, cb->args[1] = 0) {
-		fdev = flex_nl_devs[cb->args[0]];
-		if (!fdev)
+	mutex_lock(&fdev->lock);
+	handle = cb->args[1];
+	xa_for_each_start(&fdev->regions, handle, r, handle) {
+		if (f->by_fn && fn_number(r->fn) != f->fn)
 			continue;
-		mutex_lock(&fdev->lock);
-		handle = cb->args[1];
-		xa_for_each_start(&fdev->regions, handle, r, handle) {
-			if (f.by_fn && fn_number(r->fn) != f.fn)
-				continue;
-			err = dump_one(skb, cb, fill_region_cb, r);
-			if (err)
-				break;
-		}
-		cb->args[1] = handle;
-		mutex_unlock(&fdev->lock);
+		err = dump_one(skb, cb, fill_region_cb, r);
 		if (err)
 			break;
 	}
-out:
-	mutex_unlock(&flex_nl_lock);
-	return dump_result(skb, err);
+	cb->args[1] = handle;
+	mutex_unlock(&fdev->lock);
+	return err;
+}
+
+static int region_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return dump_devices(skb, cb, region_dump_dev);
 }
 
 static int fill_queue_cb(struct sk_buff *skb, void *arg)
@@ -512,42 +666,31 @@ err_free:
 	return err;
 }
 
-/* cb->args[0]: the device index; cb->args[1]: the next queue handle. */
-static int queue_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+/* cb->args[1]: the next queue handle. */
+static int queue_dump_dev(struct sk_buff *skb, struct netlink_callback *cb,
+			  struct flex_device *fdev, const struct dump_filter *f)
 {
-	struct flex_device *fdev;
-	struct dump_filter f;
 	struct flex_queue *q;
 	unsigned long handle;
-	int err;
+	int err = 0;
 
-	mutex_lock(&flex_nl_lock);
-	err = dump_filter(cb, &f);
-	if (err)
-		goto out;
-	if (cb->args[0] < f.first_dev)
-		cb->args[0] = f.first_dev;
-	for (; cb->args[0] <= f.last_dev; cb->args[0]++, cb->args[1] = 0) {
-		fdev = flex_nl_devs[cb->args[0]];
-		if (!fdev)
+	xa_lock(&fdev->queues);
+	handle = cb->args[1];
+	xa_for_each_start(&fdev->queues, handle, q, handle) {
+		if (f->by_fn && fn_number(q->ff->fn) != f->fn)
 			continue;
-		xa_lock(&fdev->queues);
-		handle = cb->args[1];
-		xa_for_each_start(&fdev->queues, handle, q, handle) {
-			if (f.by_fn && fn_number(q->ff->fn) != f.fn)
-				continue;
-			err = dump_one(skb, cb, fill_queue_cb, q);
-			if (err)
-				break;
-		}
-		cb->args[1] = handle;
-		xa_unlock(&fdev->queues);
+		err = dump_one(skb, cb, fill_queue_cb, q);
 		if (err)
 			break;
 	}
-out:
-	mutex_unlock(&flex_nl_lock);
-	return dump_result(skb, err);
+	cb->args[1] = handle;
+	xa_unlock(&fdev->queues);
+	return err;
+}
+
+static int queue_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return dump_devices(skb, cb, queue_dump_dev);
 }
 
 struct entry_arg {
@@ -591,53 +734,97 @@ static int table_get_doit(struct sk_buff *skb, struct genl_info *info)
 	return err;
 }
 
-/*
- * cb->args[0]: the device index; cb->args[1]: the function number;
- * cb->args[2]: the next key in its table.
- */
-static int table_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+/* cb->args[1]: the function number; cb->args[2]: the next key in its table. */
+static int table_dump_dev(struct sk_buff *skb, struct netlink_callback *cb,
+			  struct flex_device *fdev, const struct dump_filter *f)
 {
-	struct flex_device *fdev;
-	struct dump_filter f;
 	struct entry_arg e;
-	int err;
+	int err = 0;
 
-	mutex_lock(&flex_nl_lock);
-	err = dump_filter(cb, &f);
-	if (err)
-		goto out;
-	if (cb->args[0] < f.first_dev)
-		cb->args[0] = f.first_dev;
-	for (; cb->args[0] <= f.last_dev; cb->args[0]++, cb->args[1] = 0) {
-		fdev = flex_nl_devs[cb->args[0]];
-		if (!fdev)
+	mutex_lock(&fdev->lock);
+	if (f->by_fn && cb->args[1] < f->fn)
+		cb->args[1] = f->fn;
+	for (; cb->args[1] <= FLEX_MAX_VFS; cb->args[1]++, cb->args[2] = 0) {
+		if (f->by_fn && cb->args[1] != f->fn)
+			break;
+		e.fn = fn_by_number(fdev, cb->args[1]);
+		if (!e.fn)
 			continue;
-		mutex_lock(&fdev->lock);
-		if (f.by_fn && cb->args[1] < f.fn)
-			cb->args[1] = f.fn;
-		for (; cb->args[1] <= FLEX_MAX_VFS; cb->args[1]++, cb->args[2] = 0) {
-			if (f.by_fn && cb->args[1] != f.fn)
-				break;
-			e.fn = fn_by_number(fdev, cb->args[1]);
-			if (!e.fn)
-				continue;
-			e.key = cb->args[2];
-			xa_for_each_start(&e.fn->table, e.key, e.r, e.key) {
-				err = dump_one(skb, cb, fill_entry_cb, &e);
-				if (err)
-					break;
-			}
-			cb->args[2] = e.key;
+		e.key = cb->args[2];
+		xa_for_each_start(&e.fn->table, e.key, e.r, e.key) {
+			err = dump_one(skb, cb, fill_entry_cb, &e);
 			if (err)
 				break;
 		}
-		mutex_unlock(&fdev->lock);
+		cb->args[2] = e.key;
 		if (err)
 			break;
 	}
-out:
-	mutex_unlock(&flex_nl_lock);
-	return dump_result(skb, err);
+	mutex_unlock(&fdev->lock);
+	return err;
+}
+
+static int table_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return dump_devices(skb, cb, table_dump_dev);
+}
+
+static int fill_file_cb(struct sk_buff *skb, void *arg)
+{
+	return fill_file(skb, arg);
+}
+
+static int file_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct flex_device *fdev = info->user_ptr[0];
+	struct flex_file *ff;
+	u64 id;
+	int err = -ENOENT;
+
+	if (GENL_REQ_ATTR_CHECK(info, FLEX_A_CLIENT_ID))
+		return -EINVAL;
+	id = nla_get_u64(info->attrs[FLEX_A_CLIENT_ID]);
+	mutex_lock(&fdev->lock);
+	list_for_each_entry(ff, &fdev->files, link) {
+		if (ff->client_id == id) {
+			err = reply(info, fill_file_cb, ff);
+			break;
+		}
+	}
+	mutex_unlock(&fdev->lock);
+	if (err == -ENOENT)
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[FLEX_A_CLIENT_ID],
+				    "no open file with this client id");
+	return err;
+}
+
+/*
+ * cb->args[1]: the lowest client id not yet dumped (fdev->files is in
+ * client id order).
+ */
+static int file_dump_dev(struct sk_buff *skb, struct netlink_callback *cb,
+			 struct flex_device *fdev, const struct dump_filter *f)
+{
+	struct flex_file *ff;
+	int err = 0;
+
+	mutex_lock(&fdev->lock);
+	list_for_each_entry(ff, &fdev->files, link) {
+		if (ff->client_id < cb->args[1] ||
+		    (f->by_fn && fn_number(ff->fn) != f->fn))
+			continue;
+		err = dump_one(skb, cb, fill_file_cb, ff);
+		if (err)
+			break;
+		cb->args[1] = ff->client_id + 1;
+	}
+	mutex_unlock(&fdev->lock);
+	return err;
+}
+
+static int file_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return dump_devices(skb, cb, file_dump_dev);
 }
 
 /*
@@ -699,11 +886,17 @@ static const struct nla_policy table_get_policy[FLEX_A_TABLE_INDEX + 1] = {
 	[FLEX_A_TABLE_INDEX]	= { .type = NLA_U32 },
 };
 
+static const struct nla_policy file_get_policy[FLEX_A_CLIENT_ID + 1] = {
+	[FLEX_A_DEVICE_INDEX]	= { .type = NLA_U32 },
+	[FLEX_A_FN]		= { .type = NLA_U32 },
+	[FLEX_A_CLIENT_ID]	= { .type = NLA_U64 },
+};
+
 /*
- * Devices are for everyone to read; regions, queues and lookup tables carry
- * per-tenant detail (pids, command names, addresses, fault user data), so
- * only an admin (CAP_NET_ADMIN) may read them; an owner sees its own in
- * the fdinfo of its open file.
+ * Devices are for everyone to read; regions, queues, lookup tables and open
+ * files carry per-tenant detail (pids, command names, addresses, fault user
+ * data, usage), so only an admin (CAP_NET_ADMIN) may read them; an owner
+ * sees its own in the fdinfo of its open file.
  */
 static const struct genl_ops flex_nl_ops[] = {
 	{
@@ -736,6 +929,14 @@ static const struct genl_ops flex_nl_ops[] = {
 		.dumpit = table_get_dumpit,
 		.policy = table_get_policy,
 		.maxattr = ARRAY_SIZE(table_get_policy) - 1,
+	},
+	{
+		.cmd = FLEX_CMD_FILE_GET,
+		.flags = GENL_ADMIN_PERM,
+		.doit = file_get_doit,
+		.dumpit = file_get_dumpit,
+		.policy = file_get_policy,
+		.maxattr = ARRAY_SIZE(file_get_policy) - 1,
 	},
 };
 

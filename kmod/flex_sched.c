@@ -311,6 +311,7 @@ static bool job_complete(struct flex_job *job, int err, enum flex_engine_id id,
 	now = local_clock();
 	spin_lock(&fdev->sched_lock);
 	q->ff->fn->vtime += now > job->started ? now - job->started : 0;
+	flex_file_account_engine(q->ff, id, now > job->started ? now - job->started : 0);
 	q->nr_jobs--;
 	q->completed = job->fence.seqno;
 	if (err) {

@@ -109,9 +109,9 @@ struct fsnap {
 static struct fsnap fsnap(int fd)
 {
 	struct fsnap s = {
-		.regions = lane_fdinfo(fd, "flex-regions"),
-		.queues = lane_fdinfo(fd, "flex-queues"),
-		.pinned = lane_fdinfo(fd, "flex-pinned"),
+		.regions = fdinfo_num(fd, "flex-regions"),
+		.queues = fdinfo_num(fd, "flex-queues"),
+		.pinned = fdinfo_num(fd, "flex-pinned"),
 	};
 	return s;
 }
@@ -942,7 +942,7 @@ static void threads_on(const char *dev, int vf, int nthreads, double secs, int h
 	join_s = lane_seconds_since(t0);
 	{
 		/* Every queue the device knows of this process is in the file. */
-		long long in_file = lane_fdinfo(fd, "flex-queues");
+		long long in_file = fdinfo_num(fd, "flex-queues");
 		int listed = netlink_queues_of(getpid());
 
 		if (listed < 0) {
@@ -1036,7 +1036,7 @@ static void create_destroy_race(double secs)
 		if (r[i].bad && !bad)
 			bad = r[i].bad;
 	}
-	in_file = lane_fdinfo(fd, "flex-queues");
+	in_file = fdinfo_num(fd, "flex-queues");
 	listed = netlink_queues_of(getpid());
 	cases(1);
 	CHECK(!bad, "QUEUE_CREATE by 4 threads racing QUEUE_DESTROY of ids 1..4 by 3 more: "
@@ -2113,9 +2113,9 @@ static int fc_submit_check(struct fi_ctx *c, int ret, char *why, size_t len)
 			return -1;
 		}
 	}
-	if (lane_fdinfo(c->fd, "flex-pinned") != 0) {
+	if (fdinfo_num(c->fd, "flex-pinned") != 0) {
 		snprintf(why, len, "pins left after the CBs completed: %lld KiB",
-			 lane_fdinfo(c->fd, "flex-pinned"));
+			 fdinfo_num(c->fd, "flex-pinned"));
 		return -1;
 	}
 	return 0;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * flex_fuzz: the "flex" generic netlink family (uapi/linux/flex_netlink.h)
- * through libnl-genl-3: every command, as a single get and a dump, with
+ * through libnl-genl-3: every get command (devices, regions, queues, table
+ * entries, open files), as a single get and a dump, with
  * valid selectors and filters and with garbage (attributes the command does
  * not take, wrong sizes and flags, unknown commands, bad headers, random
  * bytes); and the "events" multicast group, joined, drained, left.
@@ -90,6 +91,8 @@ static int nest_of(int cmd)
 		return FLEX_A_QUEUE;
 	case FLEX_CMD_TABLE_GET:
 		return FLEX_A_ENTRY;
+	case FLEX_CMD_FILE_GET:
+		return FLEX_A_FILE;
 	case FLEX_CMD_VFS_ENABLED_NTF:
 	case FLEX_CMD_VFS_DISABLED_NTF:
 		return FLEX_A_NUM_VFS;
@@ -202,6 +205,8 @@ static __u32 some_handle(struct tctx *t, __u64 *region_id, int *node)
 void op_netlink(struct tctx *t)
 {
 	static const int u32_attr_lens[] = { 0, 1, 2, 3, 5, 8, 12, 16 };
+	static const int gets[] = { FLEX_CMD_DEVICE_GET, FLEX_CMD_REGION_GET, FLEX_CMD_QUEUE_GET,
+				    FLEX_CMD_TABLE_GET, FLEX_CMD_FILE_GET };
 	struct rng *r = &t->r;
 	struct nl_msg *msg;
 	struct nlmsghdr *nlh;
@@ -222,7 +227,7 @@ void op_netlink(struct tctx *t)
 	if (!msg)
 		return;
 
-	cmd = FLEX_CMD_DEVICE_GET + rnd(r, 4);
+	cmd = gets[rnd(r, sizeof(gets) / sizeof(gets[0]))];
 	dump = chance(r, 45);
 	garbage = chance(r, 35) ? (int)rnd(r, 9) : -1;
 	flags = NLM_F_REQUEST | (dump ? NLM_F_DUMP : 0) | (chance(r, 30) ? NLM_F_ACK : 0);
@@ -256,6 +261,14 @@ void op_netlink(struct tctx *t)
 		} else if (chance(r, 40)) {
 			nla_put_u32(msg, FLEX_A_FN, rnd(r, nvfs + 2));
 		}
+		break;
+	case FLEX_CMD_FILE_GET:
+		/* Client ids count up from 1, one per open. */
+		if (!dump)
+			nla_put_u64(msg, FLEX_A_CLIENT_ID, chance(r, 80) ? 1 + rnd(r, 4096) :
+				    rnd64(r));
+		else if (chance(r, 40))
+			nla_put_u32(msg, FLEX_A_FN, rnd(r, nvfs + 2));
 		break;
 	}
 

@@ -201,4 +201,48 @@ static inline size_t prog_size(const struct prog *p)
 	return sizeof(p->h) + p->h.n_insns * sizeof(p->insn[0]);
 }
 
+/*
+ * A compute CB that fills @count int32s with 7, its program uploaded by a
+ * DMA CB to offset 0 of the region, its data at offset 4096 of the same.
+ */
+static inline int run_fill(int fd, __u32 q, __u64 region_id, __u32 count)
+{
+	struct flex_cb cb = { .opcode = FLEX_CB_COMPUTE };
+	struct prog p;
+	int err;
+
+	prog_init(&p, 0);
+	prog_emit(&p, FLEX_OP_FILL, FLEX_DT_I32, 0, 3, FLEX_ADDR(0, 0), (__u64)count, 7ULL);
+	prog_emit(&p, FLEX_OP_END, FLEX_DT_I32, 0, 0);
+	err = run_cb(fd, q, cb_dma(1, &p, region_id, 0, prog_size(&p)));
+	if (err)
+		return err;
+	cb.compute.program = (struct flex_va){ region_id, 0 };
+	cb.compute.segment_mask = 1;
+	cb.compute.segments[0] = (struct flex_va){ region_id, 4096 };
+	return run_cb(fd, q, cb);
+}
+
+/*
+ * A key of /proc/self/fdinfo/<fd> (flex-regions, flex-queues, flex-pinned,
+ * ...), its leading number; -1 when absent.
+ */
+static inline long long fdinfo_num(int fd, const char *key)
+{
+	char path[64], line[256];
+	long long v = -1;
+	size_t n = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ':')
+			v = strtoll(line + n + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
 #endif /* FLEX_TEST_H */

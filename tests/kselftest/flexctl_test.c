@@ -16,6 +16,7 @@
 #include <libgen.h>
 #include <signal.h>
 #include <grp.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include <json-c/json.h>
@@ -207,7 +208,7 @@ TEST_F_TIMEOUT(ctl, every_command_has_help, CTL_TIMEOUT)
 {
 	static const char *const cmds[] = {
 		"status", "load", "unload", "devices", "regions", "queues", "table",
-		"monitor", "vf", "memmap",
+		"monitor", "vf", "memmap", "ps", "top",
 	};
 	char want[64];
 	struct run r;
@@ -763,6 +764,22 @@ TEST_F_TIMEOUT(ctl, monitor_prints_every_event, CTL_TIMEOUT)
 		json_object_put(ev[i]);
 }
 
+/* Reads @fd into @out until it holds @want, the end, or @size - 1 bytes. */
+static void read_until(int fd, char *out, size_t size, const char *want)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	while (used < size - 1 && !strstr(out, want)) {
+		ssize_t n = read(fd, out + used, size - 1 - used);
+
+		if (n <= 0)
+			break;
+		used += n;
+		out[used] = '\0';
+	}
+}
+
 TEST_F_TIMEOUT(ctl, monitor_human_output_and_interrupt, CTL_TIMEOUT)
 {
 	struct flex_region_acquire a;
@@ -797,18 +814,7 @@ TEST_F_TIMEOUT(ctl, monitor_human_output_and_interrupt, CTL_TIMEOUT)
 	ASSERT_EQ(0, flex_acquire(fd, 2 * MiB, &a));
 	close(fd);
 	/* Wait for both lines before interrupting (no timing involved). */
-	used = 0;
-	while (used < sizeof(out) - 1) {
-		ssize_t r = read(outp[0], out + used, sizeof(out) - 1 - used);
-
-		if (r <= 0)
-			break;
-		used += r;
-		out[used] = '\0';
-		if (strstr(out, "region released"))
-			break;
-	}
-	out[used] = '\0';
+	read_until(outp[0], out, sizeof(out), "region released");
 	kill(m.pid, SIGINT);
 	ASSERT_EQ(m.pid, waitpid(m.pid, &st, 0));
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("after SIGINT: status %d", st);
@@ -818,7 +824,365 @@ TEST_F_TIMEOUT(ctl, monitor_human_output_and_interrupt, CTL_TIMEOUT)
 	close(errp[0]);
 }
 
+/* ---- ps and top ---- */
+
+/*
+ * A process holding a device node open: a region, a queue on which it ran
+ * @ndma DMA CBs and one compute CB (its program's upload is one DMA more),
+ * as user @uid (0: root) once the node is open. It says its client id
+ * through a pipe, then waits for its pipe to close; a busy holder runs
+ * compute CBs until then.
+ */
+struct holder {
+	pid_t pid;
+	int to_child;
+	long long client_id;
+};
+
+/*
+ * The write ends of the holders' pipes: a holder closes the others', or
+ * it would keep another holder waiting for its pipe to close.
+ */
+static int holder_fds[4] = { -1, -1, -1, -1 };
+
+static int holder_start(struct holder *h, const char *node, __u64 size, int ndma, uid_t uid,
+			bool busy)
+{
+	int down[2], up[2];
+
+	h->pid = -1;
+	if (pipe(down) || pipe(up))
+		return -errno;
+	h->pid = fork();
+	if (h->pid < 0)
+		return -errno;
+	if (h->pid == 0) {
+		static __u32 buf[4096];
+		unsigned int j;
+		struct flex_region_acquire a = { 0 };
+		long long id = -1;
+		int fd, q = -1, i;
+		char c;
+
+		close(down[1]);
+		close(up[0]);
+		for (j = 0; j < 4; j++)
+			if (holder_fds[j] >= 0)
+				close(holder_fds[j]);
+		fd = flex_open(node);
+		/* Dumpable again after setuid, so that its user reads its fdinfo. */
+		if (fd < 0 || (uid && (setgroups(0, NULL) || setgid(uid) || setuid(uid) ||
+				       prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))))
+			goto out;
+		if (flex_acquire(fd, size, &a))
+			goto out;
+		q = queue_create(fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+		for (i = 0; q > 0 && i < ndma; i++)
+			if (run_cb(fd, q, cb_dma(1, buf, a.region_id, 0, sizeof(buf))))
+				goto out;
+		if (q <= 0 || run_fill(fd, q, a.region_id, 65536))
+			goto out;
+		id = fdinfo_num(fd, "flex-client-id");
+out:
+		if (write(up[1], &id, sizeof(id)) != sizeof(id) || id < 0)
+			_exit(1);
+		if (busy) {
+			fcntl(down[0], F_SETFL, O_NONBLOCK);
+			while (read(down[0], &c, 1) < 0 && errno == EAGAIN)
+				if (run_fill(fd, q, a.region_id, 256 * 1024))
+					_exit(2);
+		} else {
+			while (read(down[0], &c, 1) > 0)
+				;
+		}
+		_exit(0);
+	}
+	close(down[0]);
+	close(up[1]);
+	h->to_child = down[1];
+	/* flexctl, run meanwhile, must not hold it either. */
+	fcntl(h->to_child, F_SETFD, FD_CLOEXEC);
+	for (int j = 0; j < 4; j++)
+		if (holder_fds[j] < 0) {
+			holder_fds[j] = h->to_child;
+			break;
+		}
+	if (read(up[0], &h->client_id, sizeof(h->client_id)) != sizeof(h->client_id))
+		h->client_id = -1;
+	close(up[0]);
+	return h->client_id < 0 ? -EIO : 0;
+}
+
+static int holder_stop(struct holder *h)
+{
+	int st = -1;
+
+	if (h->pid <= 0)
+		return -1;
+	for (int j = 0; j < 4; j++)
+		if (holder_fds[j] == h->to_child)
+			holder_fds[j] = -1;
+	close(h->to_child);
+	waitpid(h->pid, &st, 0);
+	h->pid = -1;
+	return st;
+}
+
+/* The row of client @id among ps's files, or NULL. */
+static struct json_object *find_client(struct json_object *files, long long id)
+{
+	return find_by(files, "client_id", id);
+}
+
+static void check_ps_row(struct __test_metadata *_metadata, const char *cas,
+			 struct json_object *files, const struct holder *h, const char *name,
+			 const char *function, long long bytes, long long cbs)
+{
+	struct json_object *o = find_client(files, h->client_id);
+
+	ASSERT_NE(NULL, o) TH_LOG("%s: client %lld (pid %d) not listed", cas, h->client_id, h->pid);
+	EXPECT_EQ(h->pid, jint(o, "pid")) TH_LOG("%s: pid: expected %d, got %lld", cas, h->pid,
+						 jint(o, "pid"));
+	EXPECT_STREQ(name, jstr(o, "name")) TH_LOG("%s: name", cas);
+	EXPECT_STREQ(function, jstr(o, "function")) TH_LOG("%s: function", cas);
+	EXPECT_EQ(1, jint(o, "regions")) TH_LOG("%s: regions: expected 1, got %lld", cas,
+						jint(o, "regions"));
+	EXPECT_EQ(bytes, jint(o, "bytes")) TH_LOG("%s: bytes: expected %lld, got %lld", cas, bytes,
+						  jint(o, "bytes"));
+	EXPECT_EQ(1, jint(o, "queues")) TH_LOG("%s: queues: expected 1, got %lld", cas,
+					       jint(o, "queues"));
+	EXPECT_EQ(cbs, jint(o, "cbs_completed")) TH_LOG("%s: cbs_completed: expected %lld, got %lld",
+							cas, cbs, jint(o, "cbs_completed"));
+	EXPECT_EQ(0, jint(o, "faults")) TH_LOG("%s: faults", cas);
+	/*
+	 * The engines' time, as fdinfo has it. One CB may count 0 ns (the
+	 * scheduler clamps a CB whose start and end were read on two CPUs
+	 * whose clocks disagree, as vCPUs under TCG do), so the sum.
+	 */
+	EXPECT_LE(0, jint(o, "engine_dma_ns")) TH_LOG("%s: engine_dma_ns absent", cas);
+	EXPECT_LE(0, jint(o, "engine_compute_ns")) TH_LOG("%s: engine_compute_ns absent", cas);
+	EXPECT_LT(0, jint(o, "engine_dma_ns") + jint(o, "engine_compute_ns"))
+		TH_LOG("%s: engine time: expected > 0, got dma %lld + compute %lld ns", cas,
+		       jint(o, "engine_dma_ns"), jint(o, "engine_compute_ns"));
+}
+
+TEST_F_TIMEOUT(ctl, ps_lists_the_clients_of_the_pf_and_a_vf, CTL_TIMEOUT)
+{
+	struct holder pf = { .pid = -1 }, vf = { .pid = -1 };
+	struct json_object *ps, *files;
+	struct run r;
+
+	set_numvfs(0);
+	ASSERT_EQ(0, set_numvfs(1));
+	ASSERT_EQ(0, holder_start(&pf, FLEX_PF, 6 * MiB, 3, 0, false));
+	ASSERT_EQ(0, holder_start(&vf, "/dev/flex0vf0", 2 * MiB, 2, NOBODY, false));
+	EXPECT_NE(pf.client_id, vf.client_id);
+
+	/* root: every open file, from netlink. */
+	flexctl(&r, "--json ps");
+	EXPECT_RUN_OK(&r);
+	ps = parse(r.out);
+	ASSERT_NE(NULL, ps) TH_LOG("ps --json: %s", r.out);
+	EXPECT_STREQ("netlink", jstr(ps, "source"));
+	files = json_object_object_get(ps, "files");
+	check_ps_row(_metadata, "ps as root, the PF process", files, &pf, "flex0", "pf", 6 * MiB, 5);
+	check_ps_row(_metadata, "ps as root, the VF process", files, &vf, "flex0vf0", "vf0",
+		     2 * MiB, 4);
+	json_object_put(ps);
+	flexctl(&r, "--json ps --device 0");
+	EXPECT_RUN_OK(&r);
+	flexctl(&r, "ps");
+	EXPECT_RUN_OK(&r);
+	EXPECT_NE(NULL, strstr(r.out, "source: netlink")) TH_LOG("ps: %s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "flex0vf0")) TH_LOG("ps: %s", r.out);
+
+	/* nobody: its own processes' files only, from fdinfo. */
+	flexctl_nobody(&r, "--json ps");
+	EXPECT_RUN_OK(&r);
+	ps = parse(r.out);
+	ASSERT_NE(NULL, ps) TH_LOG("ps --json as nobody: %s", r.out);
+	EXPECT_STREQ("fdinfo", jstr(ps, "source"));
+	files = json_object_object_get(ps, "files");
+	EXPECT_EQ(1, json_object_array_length(files))
+		TH_LOG("ps as nobody: expected 1 file (its own), got %zu: %s",
+		       json_object_array_length(files), r.out);
+	check_ps_row(_metadata, "ps as nobody, its VF process", files, &vf, "flex0vf0", "vf0",
+		     2 * MiB, 4);
+	EXPECT_EQ(NULL, find_client(files, pf.client_id)) TH_LOG("ps as nobody lists root's file");
+	json_object_put(ps);
+	flexctl_nobody(&r, "ps");
+	EXPECT_RUN_OK(&r);
+	EXPECT_NE(NULL, strstr(r.out, "source: fdinfo")) TH_LOG("ps as nobody: %s", r.out);
+
+	EXPECT_EQ(0, holder_stop(&pf));
+	EXPECT_EQ(0, holder_stop(&vf));
+	EXPECT_EQ(0, set_numvfs(0));
+	flexctl(&r, "--json ps");
+	ps = parse(r.out);
+	files = json_object_object_get(ps, "files");
+	EXPECT_EQ(NULL, find_client(files, pf.client_id)) TH_LOG("a closed file is still listed");
+	json_object_put(ps);
+}
+
+/* The function @fn ("pf", "vfM") of device 0 in a top line, or NULL. */
+static struct json_object *top_fn(struct json_object *line, const char *fn)
+{
+	struct json_object *devs = json_object_object_get(line, "devices");
+	struct json_object *fns = json_object_object_get(json_object_array_get_idx(devs, 0),
+							 "functions");
+
+	for (size_t i = 0; fns && i < json_object_array_length(fns); i++)
+		if (!strcmp(jstr(json_object_array_get_idx(fns, i), "function"), fn))
+			return json_object_array_get_idx(fns, i);
+	return NULL;
+}
+
+static double jdouble(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
+		return -1;
+	return json_object_get_double(v);
+}
+
+TEST_F_TIMEOUT(ctl, top_json_shows_memory_and_moving_engine_figures, CTL_TIMEOUT)
+{
+	struct holder busy = { .pid = -1 };
+	struct json_object *line[2], *f[2];
+	char *save = NULL, *tok;
+	int n = 0;
+	struct run r;
+
+	ASSERT_EQ(0, holder_start(&busy, FLEX_PF, 4 * MiB, 1, 0, true));
+	flexctl(&r, "--json top --count 2 --interval 1");
+	EXPECT_EQ(0, holder_stop(&busy));
+	EXPECT_RUN_OK(&r);
+	for (tok = strtok_r(r.out, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
+		ASSERT_GT(2, n) TH_LOG("top --count 2: more than two lines");
+		line[n] = parse(tok);
+		ASSERT_NE(NULL, line[n]) TH_LOG("top line %d is not JSON: %s", n + 1, tok);
+		f[n] = top_fn(line[n], "pf");
+		ASSERT_NE(NULL, f[n]) TH_LOG("top line %d has no pf: %s", n + 1, tok);
+		n++;
+	}
+	ASSERT_EQ(2, n) TH_LOG("top --count 2: expected 2 lines, got %d", n);
+	for (int i = 0; i < 2; i++) {
+		EXPECT_LE(4 * MiB, jint(f[i], "used")) TH_LOG("line %d: used: expected >= 4 MiB, got %lld",
+							    i + 1, jint(f[i], "used"));
+		EXPECT_EQ(sysfs_num(FLEX_SYSFS "/quota_capacity"), jint(f[i], "quota_capacity"))
+			TH_LOG("line %d: quota_capacity", i + 1);
+		EXPECT_LE(0, jdouble(f[i], "memory_pct")) TH_LOG("line %d: memory_pct", i + 1);
+		EXPECT_LT(0, jdouble(line[i], "interval")) TH_LOG("line %d: interval", i + 1);
+		EXPECT_STREQ("flex0", jstr(f[i], "name"));
+	}
+	EXPECT_LT(jint(f[0], "engine_compute_ns"), jint(f[1], "engine_compute_ns"))
+		TH_LOG("engine_compute_ns should grow while work runs: %lld then %lld",
+		       jint(f[0], "engine_compute_ns"), jint(f[1], "engine_compute_ns"));
+	EXPECT_LT(0, jdouble(f[0], "engine_compute_busy_pct"))
+		TH_LOG("engine_compute_busy_pct while busy: expected > 0, got %f",
+		       jdouble(f[0], "engine_compute_busy_pct"));
+	EXPECT_LT(0, jdouble(f[0], "cbs_per_s"))
+		TH_LOG("cbs_per_s while busy: expected > 0, got %f", jdouble(f[0], "cbs_per_s"));
+	json_object_put(line[0]);
+	json_object_put(line[1]);
+}
+
+TEST_F_TIMEOUT(ctl, top_redraws_until_interrupted, CTL_TIMEOUT)
+{
+	char out[8192];
+	int outp[2], st;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(outp));
+	pid = fork();
+	if (pid == 0) {
+		dup2(outp[1], 1);
+		close(outp[0]);
+		execl(flexctl_path(), flexctl_path(), "top", "--interval", "0.2", NULL);
+		_exit(127);
+	}
+	close(outp[1]);
+	/* Interrupt once a refresh is out: its handler is in place by then. */
+	read_until(outp[0], out, sizeof(out), "CBS/S");
+	kill(pid, SIGINT);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("after SIGINT: status %d", st);
+	EXPECT_NE(NULL, strstr(out, "flexctl top")) TH_LOG("top printed: %s", out);
+	EXPECT_NE(NULL, strstr(out, "QUOTA")) TH_LOG("top printed: %s", out);
+	close(outp[0]);
+}
+
 /* ---- memmap with live owners ---- */
+
+/* A whole (small) file, NUL-terminated, or NULL; free() it. */
+static char *slurp(const char *path, size_t *len)
+{
+	char *text = calloc(1, 1 << 16);
+	FILE *f = fopen(path, "r");
+
+	*len = 0;
+	if (!f || !text) {
+		if (f)
+			fclose(f);
+		free(text);
+		return NULL;
+	}
+	*len = fread(text, 1, (1 << 16) - 1, f);
+	fclose(f);
+	return text;
+}
+
+TEST_F_TIMEOUT(ctl, memmap_device_draws_every_region, CTL_TIMEOUT)
+{
+	char svg[256], want[128];
+	struct flex_region_acquire p1, p2, v;
+	int pf = flex_open(FLEX_PF), vf;
+	char *text;
+	size_t len;
+	struct run r;
+
+	ASSERT_LE(0, pf);
+	set_numvfs(0);
+	ASSERT_EQ(0, set_numvfs(1));
+	vf = flex_open("/dev/flex0vf0");
+	ASSERT_LE(0, vf);
+	ASSERT_EQ(0, flex_acquire(pf, 4 * MiB, &p1));
+	ASSERT_EQ(0, flex_acquire(pf, 2 * MiB, &p2));
+	ASSERT_EQ(0, flex_acquire(vf, 6 * MiB, &v));
+	if (getenv("FLEX_VM_OUT"))
+		snprintf(svg, sizeof(svg), "%s/flexctl-device-memmap.svg", getenv("FLEX_VM_OUT"));
+	else
+		snprintf(svg, sizeof(svg), "/tmp/flexctl-device-memmap.%d.svg", getpid());
+	flexctl(&r, "--json memmap --device 0 -o %s", svg);
+	EXPECT_RUN_OK(&r);
+	EXPECT_NE(NULL, strstr(r.out, "\"regions\":")) TH_LOG("memmap --device: %s", r.out);
+	text = slurp(svg, &len);
+	ASSERT_NE(NULL, text) TH_LOG("memmap --device wrote no %s", svg);
+	for (int i = 0; i < 3; i++) {
+		const struct flex_region_acquire *a = i == 0 ? &p1 : i == 1 ? &p2 : &v;
+
+		snprintf(want, sizeof(want), "data-handle=\"%llu\"", (unsigned long long)a->handle);
+		EXPECT_NE(NULL, strstr(text, want)) TH_LOG("memmap --device: no rect with %s", want);
+		snprintf(want, sizeof(want), "handle %llu \xc2\xb7 flex0 %s \xc2\xb7 pid %d",
+			 (unsigned long long)a->handle, i < 2 ? "pf" : "vf0", getpid());
+		EXPECT_NE(NULL, strstr(text, want)) TH_LOG("memmap --device: no line \"%s\"", want);
+	}
+	EXPECT_NE(NULL, strstr(text, "flex0vf0: 1 region, 6 MiB"))
+		TH_LOG("memmap --device: the legend lacks the VF's 6 MiB");
+	free(text);
+	if (!getenv("FLEX_VM_OUT"))
+		unlink(svg);
+	flexctl_nobody(&r, "memmap --device 0");
+	EXPECT_EQ(1, r.status);
+	EXPECT_MSG(&r, "CAP_NET_ADMIN");
+	flexctl(&r, "memmap --device 7");
+	EXPECT_EQ(1, r.status);
+	EXPECT_MSG(&r, "no such flex device: 7");
+	close(vf);
+	close(pf);
+	EXPECT_EQ(0, set_numvfs(0));
+}
 
 TEST_F_TIMEOUT(ctl, memmap_labels_regions_with_their_live_owner, CTL_TIMEOUT)
 {
@@ -855,11 +1219,8 @@ TEST_F_TIMEOUT(ctl, memmap_labels_regions_with_their_live_owner, CTL_TIMEOUT)
 	flexctl(&r, "--json memmap --function pf -o %s %s", svg, report);
 	EXPECT_RUN_OK(&r);
 	EXPECT_NE(NULL, strstr(r.out, "\"owners\":true")) TH_LOG("memmap: %s", r.out);
-	f = fopen(svg, "r");
-	ASSERT_NE(NULL, f);
-	text = calloc(1, 1 << 16);
-	len = fread(text, 1, (1 << 16) - 1, f);
-	fclose(f);
+	text = slurp(svg, &len);
+	ASSERT_NE(NULL, text);
 	ASSERT_LT(0, len);
 	snprintf(want, sizeof(want), "owner %s (pid %d) \xc2\xb7 flex0 pf \xc2\xb7 handle %llu",
 		 comm, getpid(), (unsigned long long)a.handle);

@@ -763,24 +763,6 @@ TEST(device_backing_is_charged_to_the_submitters_memory_cgroup)
 
 /* ---- the owner's view ---- */
 
-static long long fdinfo_num(int fd, const char *key)
-{
-	char path[64], line[256];
-	long long v = -1;
-	size_t n = strlen(key);
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, n) && line[n] == ':')
-			v = strtoll(line + n + 1, NULL, 10);
-	fclose(f);
-	return v;
-}
-
 TEST(fdinfo_shows_the_owner_its_usage)
 {
 	struct flex_region_acquire a;
@@ -798,6 +780,62 @@ TEST(fdinfo_shows_the_owner_its_usage)
 	EXPECT_EQ(1, fdinfo_num(fd, "flex-queues"));
 	EXPECT_EQ(1, fdinfo_num(fd, "flex-cbs-completed"));
 	EXPECT_EQ(0, fdinfo_num(fd, "flex-faults"));
+	close(fd);
+}
+
+TEST(fdinfo_engine_time_and_client_id)
+{
+	static __u32 buf[16384];
+	struct flex_region_acquire a;
+	int fd = flex_open(FLEX_PF), fd2 = flex_open(FLEX_PF), dupfd, q;
+	long long id, id2, dma0, dma1, comp1, comp2;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, fd2);
+	id = fdinfo_num(fd, "flex-client-id");
+	id2 = fdinfo_num(fd2, "flex-client-id");
+	EXPECT_LT(0, id) TH_LOG("client id: expected > 0, got %lld", id);
+	EXPECT_LT(id, id2) TH_LOG("client ids: expected %lld < %lld (unique, in open order)",
+				  id, id2);
+	dupfd = dup(fd);
+	ASSERT_LE(0, dupfd);
+	EXPECT_EQ(id, fdinfo_num(dupfd, "flex-client-id")) TH_LOG("a dup is the same client");
+	close(dupfd);
+	EXPECT_EQ(0, fdinfo_num(fd, "flex-engine-dma"));
+	EXPECT_EQ(0, fdinfo_num(fd, "flex-engine-compute"));
+	EXPECT_EQ(0, fdinfo_num(fd, "flex-cbs-pending"));
+
+	ASSERT_EQ(0, flex_acquire(fd, 4 * MiB, &a));
+	q = queue_create(fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+	ASSERT_LT(0, q);
+	ASSERT_EQ(0, run_cb(fd, q, cb_dma(1, buf, a.region_id, 0, sizeof(buf))));
+	dma0 = fdinfo_num(fd, "flex-engine-dma");
+	for (int i = 0; i < 8 && dma0 == 0; i++) {
+		ASSERT_EQ(0, run_cb(fd, q, cb_dma(1, buf, a.region_id, 0, sizeof(buf))));
+		dma0 = fdinfo_num(fd, "flex-engine-dma");
+	}
+	EXPECT_LT(0, dma0) TH_LOG("flex-engine-dma after DMA CBs: expected > 0, got %lld", dma0);
+	EXPECT_EQ(0, fdinfo_num(fd, "flex-engine-compute"));
+	ASSERT_EQ(0, run_fill(fd, q, a.region_id, 256 * 1024));
+	dma1 = fdinfo_num(fd, "flex-engine-dma");
+	comp1 = fdinfo_num(fd, "flex-engine-compute");
+	EXPECT_LE(dma0, dma1) TH_LOG("flex-engine-dma after the program's upload: expected >= %lld, "
+				     "got %lld", dma0, dma1);
+	EXPECT_LE(0, comp1) TH_LOG("flex-engine-compute after a compute CB: absent");
+	/*
+	 * One CB may count 0 ns (a CB whose start and end were read on two
+	 * CPUs whose clocks disagree is clamped, as vCPUs under TCG have
+	 * it): the counter must move within a few.
+	 */
+	for (int i = 0; i < 8 && fdinfo_num(fd, "flex-engine-compute") == comp1; i++)
+		ASSERT_EQ(0, run_fill(fd, q, a.region_id, 256 * 1024));
+	comp2 = fdinfo_num(fd, "flex-engine-compute");
+	EXPECT_LT(comp1, comp2) TH_LOG("flex-engine-compute: expected > %lld, got %lld", comp1, comp2);
+	EXPECT_EQ(0, fdinfo_num(fd, "flex-cbs-pending"));
+	/* The other file had none of it. */
+	EXPECT_EQ(0, fdinfo_num(fd2, "flex-engine-dma"));
+	EXPECT_EQ(0, fdinfo_num(fd2, "flex-engine-compute"));
+	close(fd2);
 	close(fd);
 }
 

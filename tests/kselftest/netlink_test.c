@@ -38,12 +38,12 @@ struct obj {
 	int cmd;
 	__u32 dev;		/* FLEX_A_DEVICE_INDEX */
 	int has_dev;
-	int kind;		/* FLEX_A_DEVICE, _REGION, _QUEUE, _ENTRY or 0 */
+	int kind;		/* FLEX_A_DEVICE, _REGION, _QUEUE, _ENTRY, _FILE or 0 */
 	__u64 v[NV];		/* the nest's integer attributes */
 	unsigned char has[NV];
 	char s[NV][32];		/* its string attributes */
 	int nfn;
-	struct { __u64 v[8]; char name[32]; } fn[1 + 16];
+	struct { __u64 v[NV]; char name[32]; } fn[1 + 16];
 	int has_fault;
 	__u64 fault[12];
 	int has_num_vfs;
@@ -63,7 +63,8 @@ static int is_str(int kind, int a)
 	return (kind == FLEX_A_DEVICE && a == FLEX_DEV_A_NAME) ||
 	       (kind == FLEX_A_REGION && a == FLEX_REGION_A_OWNER_COMM) ||
 	       (kind == FLEX_A_QUEUE && a == FLEX_QUEUE_A_OWNER_COMM) ||
-	       (kind == FLEX_A_ENTRY && a == FLEX_ENTRY_A_OWNER_COMM);
+	       (kind == FLEX_A_ENTRY && a == FLEX_ENTRY_A_OWNER_COMM) ||
+	       (kind == FLEX_A_FILE && a == FLEX_FILE_A_OWNER_COMM);
 }
 
 /* An integer attribute of whatever width the kernel sent; -1 if odd. */
@@ -99,7 +100,7 @@ static void parse_nest(struct obj *o, int kind, struct nlattr *nest)
 				if (nla_type(f) == FLEX_FN_A_NAME)
 					snprintf(o->fn[o->nfn].name, 32, "%s",
 						 (char *)nla_data(f));
-				else if (nla_type(f) < 8)
+				else if (nla_type(f) < NV)
 					o->fn[o->nfn].v[nla_type(f)] = nla_int(f);
 			}
 			o->nfn++;
@@ -148,6 +149,7 @@ static int on_valid(struct nl_msg *msg, void *arg)
 		case FLEX_A_REGION:
 		case FLEX_A_QUEUE:
 		case FLEX_A_ENTRY:
+		case FLEX_A_FILE:
 			parse_nest(o, nla_type(a), a);
 			break;
 		}
@@ -517,6 +519,112 @@ TEST_F(nl, device_get_and_dump)
 
 	EXPECT_EQ(-ENODEV, nl_do(&self->c, FLEX_CMD_DEVICE_GET, 0, bad, &o));
 	objs_free(&o);
+}
+
+/* FILE_GET by client id (a u64, which struct kv cannot carry). */
+static int file_get(struct nl *c, __u64 client_id, struct objs *o)
+{
+	const struct kv dev0[] = { { FLEX_A_DEVICE_INDEX, 0 }, END };
+	struct nl_msg *msg = req(c, FLEX_CMD_FILE_GET, 0, dev0);
+
+	nla_put_u64(msg, FLEX_A_CLIENT_ID, client_id);
+	return nl_xfer(c, msg, o);
+}
+
+TEST_F(nl, files_get_dump_and_function_usage)
+{
+	const struct kv k[] = { { FLEX_A_DEVICE_INDEX, 0 }, END };
+	const struct kv vf[] = { { FLEX_A_DEVICE_INDEX, 0 }, { FLEX_A_FN, FLEX_NL_FN_VF(0) }, END };
+	static __u32 buf[16384];
+	struct flex_region_acquire a;
+	long long id, id2;
+	struct objs o;
+	struct obj *f, *d;
+	int q, fd2, i;
+
+	ASSERT_EQ(0, flex_acquire(self->fd, 4 * MiB, &a));
+	q = queue_create(self->fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+	ASSERT_LT(0, q);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, run_cb(self->fd, q, cb_dma(1, buf, a.region_id, 0, sizeof(buf))));
+	ASSERT_EQ(0, run_fill(self->fd, q, a.region_id, 65536));
+	fd2 = flex_open(FLEX_PF);
+	ASSERT_LE(0, fd2);
+	id = fdinfo_num(self->fd, "flex-client-id");
+	id2 = fdinfo_num(fd2, "flex-client-id");
+	ASSERT_LT(0, id);
+
+	ASSERT_EQ(0, nl_do(&self->c, FLEX_CMD_FILE_GET, 1, k, &o));
+	f = find(&o, FLEX_FILE_A_CLIENT_ID, id);
+	ASSERT_NE(NULL, f) TH_LOG("file dump: client %lld (this file) not listed among %d", id, o.n);
+	EXPECT_EQ(FLEX_CMD_FILE_GET, f->cmd);
+	EXPECT_EQ(FLEX_A_FILE, f->kind);
+	EXPECT_EQ(FLEX_NL_FN_PF, f->v[FLEX_FILE_A_FN]);
+	EXPECT_EQ(getpid(), f->v[FLEX_FILE_A_OWNER_PID]);
+	EXPECT_TRUE(f->has[FLEX_FILE_A_OWNER_COMM]);
+	EXPECT_EQ(1, f->v[FLEX_FILE_A_REGIONS]);
+	EXPECT_EQ(4 * MiB, f->v[FLEX_FILE_A_BYTES]);
+	EXPECT_EQ(fdinfo_num(self->fd, "flex-memory-resident") * 1024, f->v[FLEX_FILE_A_RESIDENT]);
+	EXPECT_EQ(1, f->v[FLEX_FILE_A_QUEUES]);
+	EXPECT_EQ(0, f->v[FLEX_FILE_A_PENDING]);
+	/* 3 DMA CBs, the program's upload and the compute CB. */
+	EXPECT_EQ(5, f->v[FLEX_FILE_A_SUBMITTED]);
+	EXPECT_EQ(5, f->v[FLEX_FILE_A_COMPLETED]);
+	EXPECT_EQ(0, f->v[FLEX_FILE_A_FAULTS]);
+	EXPECT_EQ(4, f->v[FLEX_FILE_A_ENGINE_DMA_CBS]);
+	EXPECT_EQ(1, f->v[FLEX_FILE_A_ENGINE_COMPUTE_CBS]);
+	EXPECT_EQ(fdinfo_num(self->fd, "flex-engine-dma"), f->v[FLEX_FILE_A_ENGINE_DMA_NS]);
+	EXPECT_EQ(fdinfo_num(self->fd, "flex-engine-compute"),
+		  f->v[FLEX_FILE_A_ENGINE_COMPUTE_NS]);
+	/* One CB may count 0 ns (start and end read on two CPUs), so no > 0. */
+	f = find(&o, FLEX_FILE_A_CLIENT_ID, id2);
+	ASSERT_NE(NULL, f) TH_LOG("file dump: client %lld (second file) not listed", id2);
+	EXPECT_EQ(0, f->v[FLEX_FILE_A_REGIONS]);
+	EXPECT_EQ(0, f->v[FLEX_FILE_A_ENGINE_DMA_NS]);
+	/* In client id order. */
+	for (i = 1; i < o.n; i++)
+		EXPECT_LT(o.o[i - 1].v[FLEX_FILE_A_CLIENT_ID], o.o[i].v[FLEX_FILE_A_CLIENT_ID]);
+	objs_free(&o);
+
+	/* One file by client id; a closed one is gone. */
+	ASSERT_EQ(0, file_get(&self->c, id2, &o));
+	ASSERT_EQ(1, o.n);
+	EXPECT_EQ(id2, o.o[0].v[FLEX_FILE_A_CLIENT_ID]);
+	objs_free(&o);
+	close(fd2);
+	EXPECT_EQ(-ENOENT, file_get(&self->c, id2, &o));
+	objs_free(&o);
+	EXPECT_EQ(-EINVAL, nl_do(&self->c, FLEX_CMD_FILE_GET, 0, k, &o)) TH_LOG("no client id");
+	objs_free(&o);
+
+	/* The function's usage, for everyone: memory, quotas, queues, engines. */
+	ASSERT_EQ(0, nl_do(&self->c, FLEX_CMD_DEVICE_GET, 0, k, &o));
+	ASSERT_EQ(1, o.n);
+	d = &o.o[0];
+	EXPECT_EQ(sysfs_num(FLEX_SYSFS "/memory_used"), d->fn[0].v[FLEX_FN_A_USED]);
+	EXPECT_LE(4 * MiB, d->fn[0].v[FLEX_FN_A_USED]);
+	EXPECT_EQ(sysfs_num(FLEX_SYSFS "/backing_used"), d->fn[0].v[FLEX_FN_A_RESIDENT]);
+	EXPECT_EQ(sysfs_num(FLEX_SYSFS "/quota_capacity"), d->fn[0].v[FLEX_FN_A_QUOTA_CAPACITY]);
+	EXPECT_EQ(sysfs_num(FLEX_SYSFS "/quota_backing"), d->fn[0].v[FLEX_FN_A_QUOTA_BACKING]);
+	EXPECT_LE(1, d->fn[0].v[FLEX_FN_A_QUEUES]);
+	EXPECT_EQ(0, d->fn[0].v[FLEX_FN_A_PENDING]);
+	EXPECT_LE(4, d->fn[0].v[FLEX_FN_A_ENGINE_DMA_CBS]);
+	EXPECT_LE(1, d->fn[0].v[FLEX_FN_A_ENGINE_COMPUTE_CBS]);
+	EXPECT_LE(fdinfo_num(self->fd, "flex-engine-dma"), d->fn[0].v[FLEX_FN_A_ENGINE_DMA_NS]);
+	EXPECT_LE(fdinfo_num(self->fd, "flex-engine-compute"),
+		  d->fn[0].v[FLEX_FN_A_ENGINE_COMPUTE_NS]);
+	objs_free(&o);
+
+	/* A VF's file, by the function filter. */
+	ASSERT_EQ(0, set_numvfs(1));
+	fd2 = flex_open(VF0);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, nl_do(&self->c, FLEX_CMD_FILE_GET, 1, vf, &o));
+	ASSERT_EQ(1, o.n) TH_LOG("files of vf0: expected 1, got %d", o.n);
+	EXPECT_EQ(fdinfo_num(fd2, "flex-client-id"), o.o[0].v[FLEX_FILE_A_CLIENT_ID]);
+	EXPECT_EQ(FLEX_NL_FN_VF(0), o.o[0].v[FLEX_FILE_A_FN]);
+	objs_free(&o);
+	close(fd2);
 }
 
 TEST_F(nl, regions_get_dump_and_filters)
@@ -1222,7 +1330,7 @@ TEST_F(nl, per_tenant_detail_is_for_admins_only)
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		static const int cmds[] = { FLEX_CMD_REGION_GET, FLEX_CMD_QUEUE_GET,
-					    FLEX_CMD_TABLE_GET };
+					    FLEX_CMD_TABLE_GET, FLEX_CMD_FILE_GET };
 		const struct kv dev0[] = { { FLEX_A_DEVICE_INDEX, 0 }, END };
 		char path[128], buf[64];
 		struct objs o;
@@ -1252,7 +1360,7 @@ TEST_F(nl, per_tenant_detail_is_for_admins_only)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status))
-		TH_LOG("10-12: setup; 20-22: region/queue/table dump allowed; 30: joined "
+		TH_LOG("10-12: setup; 20-23: region/queue/table/file dump allowed; 30: joined "
 		       "events; 31: read a region's owner");
 }
 

@@ -71,28 +71,6 @@ static inline int lane_region_dirs(void)
 	return n;
 }
 
-/*
- * A key of /proc/self/fdinfo/<fd> (flex-regions, flex-queues, flex-pinned,
- * ...), its leading number; -1 when absent.
- */
-static inline long long lane_fdinfo(int fd, const char *key)
-{
-	char path[64], line[256];
-	long long v = -1;
-	size_t n = strlen(key);
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, n) && line[n] == ':')
-			v = strtoll(line + n + 1, NULL, 10);
-	fclose(f);
-	return v;
-}
-
 /* The device-wide figures a clean device has at zero. */
 struct lane_usage {
 	long long used, resident, pinned, regions, refcnt;

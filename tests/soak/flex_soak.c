@@ -906,7 +906,7 @@ static int op_destroy(struct worker *w)
 	if (err != -ENOENT)
 		return fail(w, "QUEUE_STATUS of a destroyed queue: expected -ENOENT, got %s",
 			    lane_errname(err));
-	v = lane_fdinfo(w->fd, "flex-queues");
+	v = fdinfo_num(w->fd, "flex-queues");
 	if (v != 2)
 		return fail(w, "fdinfo flex-queues after destroying the third queue: expected 2, "
 			    "got %lld", v);
@@ -915,7 +915,7 @@ static int op_destroy(struct worker *w)
 	 * CB of qa or qb that a wait saw complete may still hold its pins for
 	 * a moment, as they are dropped only after its fence signalled.
 	 */
-	for (i = 0; (v = lane_fdinfo(w->fd, "flex-pinned")) != 0 && i < 100; i++)
+	for (i = 0; (v = fdinfo_num(w->fd, "flex-pinned")) != 0 && i < 100; i++)
 		usleep(10000);
 	if (v != 0)
 		return fail(w, "fdinfo flex-pinned 1 s after destroying a busy queue (no other "
@@ -989,14 +989,14 @@ static int worker_teardown(struct worker *w)
 		err = err ?: lane_queue_op(w->fd, FLEX_IOCTL_QUEUE_DESTROY, w->qb);
 		if (err)
 			return fail(w, "release/destroy at teardown: %s", lane_errname(err));
-		v = lane_fdinfo(w->fd, "flex-regions") + lane_fdinfo(w->fd, "flex-queues") +
-		    lane_fdinfo(w->fd, "flex-pinned");
+		v = fdinfo_num(w->fd, "flex-regions") + fdinfo_num(w->fd, "flex-queues") +
+		    fdinfo_num(w->fd, "flex-pinned");
 		if (v != 0)
 			return fail(w, "fdinfo after releasing everything: regions %lld queues "
 				    "%lld pinned %lld, expected 0 0 0",
-				    lane_fdinfo(w->fd, "flex-regions"),
-				    lane_fdinfo(w->fd, "flex-queues"),
-				    lane_fdinfo(w->fd, "flex-pinned"));
+				    fdinfo_num(w->fd, "flex-regions"),
+				    fdinfo_num(w->fd, "flex-queues"),
+				    fdinfo_num(w->fd, "flex-pinned"));
 	} else if (mode == 1) {
 		/* close() with DMA queued: the release cancels and unpins it. */
 		struct region *r = pick_region(w);

@@ -472,6 +472,67 @@ START_TEST(pending_blocks_are_drawn_apart)
 }
 END_TEST
 
+/* A device's memory: regions at their physical address, per function. */
+START_TEST(a_device_is_drawn_by_physical_address)
+{
+	struct json_object *dev = json_tokener_parse(
+		"{\"device\":0,\"capacity\":1073741824,\"mem_base\":4294967296,"
+		"\"region_align\":2097152,\"functions\":[{\"fn\":0,\"name\":\"flex0\"},"
+		"{\"fn\":1,\"name\":\"flex0vf0\"}]}");
+	struct json_object *regions = json_tokener_parse(
+		"[{\"device\":0,\"handle\":3,\"fn\":0,\"function\":\"pf\","
+		"\"phys_addr\":4294967296,\"size\":268435456,\"resident\":4096,"
+		"\"owner_pid\":311,\"owner_comm\":\"trainer\"},"
+		"{\"device\":0,\"handle\":9,\"fn\":1,\"function\":\"vf0\","
+		"\"phys_addr\":4831838208,\"size\":2097152,\"resident\":0,"
+		"\"owner_pid\":402,\"owner_comm\":\"in<fer\"}]");
+	struct json_object *bad = json_tokener_parse(
+		"[{\"handle\":4,\"fn\":0,\"phys_addr\":5368709120,\"size\":4194304}]");
+	char *svg = NULL, err[256] = "";
+	size_t len = 0;
+	FILE *f = open_memstream(&svg, &len);
+	const char *p;
+	char buf[64];
+	int ret;
+
+	ck_assert_msg(dev && regions && bad && f, "test input does not parse");
+	ret = memmap_render_device_svg(dev, regions, NULL, f, err, sizeof(err));
+	fclose(f);
+	ck_assert_msg(ret == 0, "render: %d %s", ret, err);
+	/* The whole-device bar: 1 GiB over 1152 px; region 3 is its first quarter. */
+	p = strstr(svg, "data-handle=\"3\"");
+	ck_assert_msg(p, "no rect for handle 3");
+	while (p > svg && strncmp(p, "<rect", 5))
+		p--;
+	ck_assert_msg(attr(p, "width", buf, sizeof(buf)) && fabs(strtod(buf, NULL) - 288) < 0.01,
+		      "handle 3 (256 MiB of 1 GiB) width: expected 288, got %s", buf);
+	ck_assert_msg(attr(p, "x", buf, sizeof(buf)) && fabs(strtod(buf, NULL) - 24) < 0.01,
+		      "handle 3 x: expected 24, got %s", buf);
+	ck_assert_msg(attr(p, "fill", buf, sizeof(buf)) && !strcmp(buf, "#4e79a7"),
+		      "the PF's colour: got %s", buf);
+	p = strstr(svg, "data-handle=\"9\"");
+	ck_assert_msg(p, "no rect for handle 9");
+	ck_assert_msg(strstr(p, "data-function=\"vf0\" data-pid=\"402\""),
+		      "handle 9: function and pid attributes");
+	ck_assert_msg(strstr(svg, "handle 9 \xc2\xb7 flex0 vf0 \xc2\xb7 pid 402 in&lt;fer"),
+		      "the region line of handle 9 (escaped)");
+	ck_assert_msg(strstr(svg, "flex0vf0: 1 region, 2 MiB"), "the legend of the VF");
+	ck_assert_msg(strstr(svg, "<g class=\"bar\" id=\"span\">"), "no zoomed bar");
+	free(svg);
+
+	svg = NULL;
+	f = open_memstream(&svg, &len);
+	ret = memmap_render_device_svg(dev, bad, NULL, f, err, sizeof(err));
+	fclose(f);
+	ck_assert_msg(ret == -EINVAL && strstr(err, "region 4"),
+		      "a region past the end: expected -EINVAL naming it, got %d \"%s\"", ret, err);
+	free(svg);
+	json_object_put(dev);
+	json_object_put(regions);
+	json_object_put(bad);
+}
+END_TEST
+
 static Suite *memmap_suite(void)
 {
 	Suite *s = suite_create("memmap");
@@ -486,6 +547,7 @@ static Suite *memmap_suite(void)
 	tcase_add_test(tc, a_libflex_report_renders);
 	tcase_add_test(tc, a_history_is_drawn_over_time);
 	tcase_add_test(tc, pending_blocks_are_drawn_apart);
+	tcase_add_test(tc, a_device_is_drawn_by_physical_address);
 	suite_add_tcase(s, tc);
 	return s;
 }

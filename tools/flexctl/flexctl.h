@@ -5,8 +5,8 @@
  * output.c tables and JSON, kmodctl.c the module through libkmod, sysfs.c
  * and vf.c the sysfs ABI, memmap.c the memory-map picture; the flex generic
  * netlink family in nlconn.c (the connection), nlattrs.c (messages into
- * JSON), lists.c (the list commands) and monitor.c (events), which share
- * flexnl.h). Helpers every flex tool uses are in tools/shared/tool.h.
+ * JSON), lists.c (the list commands), usage.c (ps and top) and monitor.c
+ * (events), which share flexnl.h). Helpers every flex tool uses are in tools/shared/tool.h.
  *
  * Every command builds its result as json-c objects; output.c prints them
  * either as a table for people or, with --json, as JSON for scripts, so the
@@ -83,6 +83,7 @@ enum col_fmt {
 	COL_HEX,	/* integer shown as 0x... */
 	COL_BOOL,	/* yes/no */
 	COL_RATIO,	/* a fraction shown with 3 decimals */
+	COL_RATE,	/* a rate or percentage shown with 1 decimal */
 };
 
 struct column {
@@ -138,6 +139,8 @@ int cmd_regions(struct flexctl *c, int argc, char **argv);	/* lists.c */
 int cmd_queues(struct flexctl *c, int argc, char **argv);	/* lists.c */
 int cmd_table(struct flexctl *c, int argc, char **argv);	/* lists.c */
 int cmd_monitor(struct flexctl *c, int argc, char **argv);	/* monitor.c */
+int cmd_ps(struct flexctl *c, int argc, char **argv);		/* usage.c */
+int cmd_top(struct flexctl *c, int argc, char **argv);		/* usage.c */
 
 /*
  * The live region list of device @dev (every function), as

@@ -56,6 +56,13 @@ int flexctl_nl_request(struct flexctl_nl *n, uint8_t cmd, bool dump,
  */
 struct json_object *flexctl_nl_parse_msg(struct nl_msg *msg, uint8_t *cmd);
 
+/*
+ * The replies of one request (@cmd, a dump when @dump, device @dev or -1
+ * for all) as an array in @out. -errno with a message in @err.
+ */
+int flexctl_nl_list(struct flexctl *c, uint8_t cmd, bool dump, int dev, struct json_object **out,
+		    char *err, size_t errlen);
+
 /* "pf" or "vfM" for a function number. */
 void flexctl_fn_name(uint32_t fn, char *buf, size_t len);
 /* "pf" or "vfM" into a function number; -EINVAL otherwise. */

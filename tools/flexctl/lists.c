@@ -258,8 +258,8 @@ static const struct column region_cols[] = {
 	{ "owner_comm", "COMMAND", COL_STR },
 };
 
-int flexctl_nl_region_list(struct flexctl *c, int dev, struct json_object **out, char *err,
-			   size_t errlen)
+int flexctl_nl_list(struct flexctl *c, uint8_t cmd, bool dump, int dev, struct json_object **out,
+		    char *err, size_t errlen)
 {
 	struct flexctl_nl_sel sel = FLEXCTL_NL_SEL_NONE;
 	struct flexctl_nl n;
@@ -270,7 +270,7 @@ int flexctl_nl_region_list(struct flexctl *c, int dev, struct json_object **out,
 	if (ret)
 		return ret;
 	n.rows = json_object_new_array();
-	ret = flexctl_nl_request(&n, FLEX_CMD_REGION_GET, true, &sel, err, errlen);
+	ret = flexctl_nl_request(&n, cmd, dump, &sel, err, errlen);
 	if (ret) {
 		finish(&n);
 		return ret;
@@ -278,6 +278,12 @@ int flexctl_nl_region_list(struct flexctl *c, int dev, struct json_object **out,
 	*out = n.rows;
 	flexctl_nl_close(&n);
 	return 0;
+}
+
+int flexctl_nl_region_list(struct flexctl *c, int dev, struct json_object **out, char *err,
+			   size_t errlen)
+{
+	return flexctl_nl_list(c, FLEX_CMD_REGION_GET, true, dev, out, err, errlen);
 }
 
 int cmd_regions(struct flexctl *c, int argc, char **argv)

@@ -17,6 +17,11 @@
  * events span, and a mark at each failed allocation, as PyTorch's memory
  * timeline draws its recorded history.
  *
+ * A device's memory (memmap_render_device_svg()) is drawn from the driver's
+ * live lists instead: the whole device by physical address, the span its
+ * regions occupy zoomed in, each region coloured by its function, and a
+ * line per region naming its handle, function, owner and place.
+ *
  * The SVG is written with fprintf: it is a flat list of elements, and an
  * XML library would add a dependency to emit what a dozen format strings do
  * (text is escaped by xml_text()).
@@ -254,6 +259,51 @@ static double w_of(const struct layout *L, uint64_t size, uint64_t rsize)
 	return w < L->min_px ? L->min_px : w;
 }
 
+/*
+ * The end of both pictures' <style> (after their own classes), the hatch
+ * pattern of free space and the white background.
+ */
+static const char style_end[] =
+	"  .frame { fill: none; stroke: #555555; stroke-width: 1; }\n"
+	"  .h1 { font-size: 20px; font-weight: bold; fill: #222222; }\n"
+	"  .h2 { font-size: 14px; font-weight: bold; fill: #222222; }\n"
+	"  .t { font-size: 12px; fill: #333333; }\n"
+	"  .axis { font-size: 10px; fill: #666666; }\n"
+	"  .tick { stroke: #999999; stroke-width: 1; }\n"
+	"</style>\n<defs>\n"
+	"  <pattern id=\"hatch\" patternUnits=\"userSpaceOnUse\" width=\"6\" height=\"6\" "
+	"patternTransform=\"rotate(45)\">\n"
+	"    <rect width=\"6\" height=\"6\" fill=\"" COLOR_FREE_BG "\"/>\n"
+	"    <line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"" COLOR_FREE_LINE "\" "
+	"stroke-width=\"2\"/>\n"
+	"  </pattern>\n</defs>\n"
+	"<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+
+/* The document's start: the <svg> element and its <title>. */
+static void svg_open(FILE *f, const char *title, double width, double height)
+{
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+		"viewBox=\"0 0 %.0f %.0f\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n",
+		width, height, width, height);
+	fprintf(f, "<title>");
+	xml_text(f, title);
+	fprintf(f, "</title>\n");
+}
+
+/* Quarter ticks under a bar at @ybar: the labels @label(i) gives. */
+static void axis(FILE *f, const struct layout *L, double ybar, const char *const label[5])
+{
+	for (int q = 0; q <= 4; q++) {
+		double x = L->x0 + L->w * q / 4.0;
+
+		fprintf(f, "  <line class=\"tick\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>"
+			"<text class=\"axis\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"%s\">%s</text>\n",
+			x, ybar + BAR_H, x, ybar + BAR_H + 5, x, ybar + BAR_H + 16,
+			q == 0 ? "start" : q == 4 ? "end" : "middle", label[q]);
+	}
+}
+
 static void header(FILE *f, const struct memmap_opts *o, struct json_object *report,
 		   double width, double height)
 {
@@ -262,13 +312,8 @@ static void header(FILE *f, const struct memmap_opts *o, struct json_object *rep
 	uint64_t reserved = tool_ju64(s, "reserved_bytes", 0), alloc = tool_ju64(s, "allocated_bytes", 0);
 	uint64_t nregions;
 
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-		"viewBox=\"0 0 %.0f %.0f\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n",
-		width, height, width, height);
-	fprintf(f, "<title>");
-	xml_text(f, o->title ? o->title : "flex memory map");
-	fprintf(f, "</title>\n<style>\n"
+	svg_open(f, o->title ? o->title : "flex memory map", width, height);
+	fprintf(f, "<style>\n"
 		"  .block.tensor { fill: " COLOR_TENSOR "; stroke: #ffffff; stroke-width: 0.4; }\n"
 		"  .block.program { fill: " COLOR_PROGRAM "; stroke: #ffffff; stroke-width: 0.4; }\n"
 		"  .block.free { fill: url(#hatch); stroke: none; }\n"
@@ -276,20 +321,7 @@ static void header(FILE *f, const struct memmap_opts *o, struct json_object *rep
 		"  .block.pending { fill: " COLOR_TENSOR "; fill-opacity: 0.35; stroke: " COLOR_TENSOR "; "
 		"stroke-width: 1; stroke-dasharray: 3 2; }\n"
 		"  .block:hover { stroke: #000000; stroke-width: 1.5; }\n"
-		"  .frame { fill: none; stroke: #555555; stroke-width: 1; }\n"
-		"  .h1 { font-size: 20px; font-weight: bold; fill: #222222; }\n"
-		"  .h2 { font-size: 14px; font-weight: bold; fill: #222222; }\n"
-		"  .t { font-size: 12px; fill: #333333; }\n"
-		"  .axis { font-size: 10px; fill: #666666; }\n"
-		"  .tick { stroke: #999999; stroke-width: 1; }\n"
-		"</style>\n<defs>\n"
-		"  <pattern id=\"hatch\" patternUnits=\"userSpaceOnUse\" width=\"6\" height=\"6\" "
-		"patternTransform=\"rotate(45)\">\n"
-		"    <rect width=\"6\" height=\"6\" fill=\"" COLOR_FREE_BG "\"/>\n"
-		"    <line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"" COLOR_FREE_LINE "\" "
-		"stroke-width=\"2\"/>\n"
-		"  </pattern>\n</defs>\n"
-		"<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n");
+		"%s", style_end);
 	fprintf(f, "<text class=\"h1\" x=\"%.0f\" y=\"30\">", MEMMAP_MARGIN);
 	xml_text(f, o->title ? o->title : "flex memory map");
 	fprintf(f, "</text>\n<text class=\"t\" id=\"summary\" x=\"%.0f\" y=\"52\">", MEMMAP_MARGIN);
@@ -483,17 +515,13 @@ static void draw_region(FILE *f, const struct layout *L, const struct memmap_opt
 	fprintf(f, "  <rect class=\"frame\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"/>\n",
 		L->x0, ybar, L->w, BAR_H);
 	/* Offset axis: quarters of the region. */
-	for (int q = 0; q <= 4; q++) {
-		double x = L->x0 + L->w * q / 4.0;
-		uint64_t off = rsize / 4 * q;
+	{
+		char t[4][32];
+		const char *label[5] = { "0", t[0], t[1], t[2], t[3] };
 
-		if (q == 4)
-			off = rsize;
-		fprintf(f, "  <line class=\"tick\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>"
-			"<text class=\"axis\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"%s\">%s</text>\n",
-			x, ybar + BAR_H, x, ybar + BAR_H + 5, x, ybar + BAR_H + 16,
-			q == 0 ? "start" : q == 4 ? "end" : "middle",
-			q == 0 ? "0" : tool_size(h1, sizeof(h1), off));
+		for (int q = 1; q <= 4; q++)
+			tool_size(t[q - 1], sizeof(t[0]), q == 4 ? rsize : rsize / 4 * q);
+		axis(f, L, ybar, label);
 	}
 	fprintf(f, "</g>\n");
 }
@@ -663,6 +691,186 @@ int memmap_render_svg(struct json_object *report, struct json_object *live,
 	if (events)
 		draw_history(out, &L, report, events, HEADER_H + (nr ? nr : 1) * BAND_H);
 	fprintf(out, "</svg>\n");
+	if (fflush(out) || ferror(out))
+		return tool_fail(err, errlen, -EIO, "writing the SVG failed");
+	return 0;
+}
+
+/* ---- a device's memory ---- */
+
+#define DEV_BAR1_Y	112.0	/* the whole device */
+#define DEV_BAR2_Y	212.0	/* the span regions occupy, zoomed */
+#define DEV_LIST_Y	312.0	/* one line per region */
+#define DEV_ROW_H	18.0
+
+/* A colour per function: the PF first, then the VFs (Tableau 10). */
+static const char *const fn_colors[] = {
+	"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
+	"#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
+};
+
+static const char *fn_color(uint64_t fn)
+{
+	return fn_colors[fn % (sizeof(fn_colors) / sizeof(fn_colors[0]))];
+}
+
+/* The regions of @regions as rects on a bar showing [lo, hi) at @ybar. */
+static void device_bar(FILE *f, const struct layout *L, struct json_object *regions, uint64_t lo,
+		       uint64_t hi, double ybar, const char *id)
+{
+	char t[5][32];
+	const char *label[5];
+
+	fprintf(f, "<g class=\"bar\" id=\"%s\">\n", id);
+	fprintf(f, "  <rect class=\"free\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"/>\n",
+		L->x0, ybar, L->w, BAR_H);
+	for (size_t i = 0; i < json_object_array_length(regions); i++) {
+		struct json_object *r = json_object_array_get_idx(regions, i);
+		uint64_t phys = tool_ju64(r, "phys_addr", 0), size = tool_ju64(r, "size", 0);
+		char h1[32], h2[32];
+
+		if (phys < lo || phys + size > hi)
+			continue;
+		fprintf(f, "  <rect class=\"region\" fill=\"%s\" x=\"%.2f\" y=\"%.2f\" "
+			"width=\"%.2f\" height=\"%.2f\" data-handle=\"%" PRIu64 "\" data-phys=\"%"
+			PRIu64 "\" data-size=\"%" PRIu64 "\" data-function=\"",
+			fn_color(tool_ju64(r, "fn", 0)), x_of(L, phys - lo, hi - lo), ybar,
+			w_of(L, size, hi - lo), BAR_H, tool_ju64(r, "handle", 0), phys, size);
+		xml_text(f, tool_jstr(r, "function", "?"));
+		fprintf(f, "\" data-pid=\"%" PRIu64 "\"><title>", tool_ju64(r, "owner_pid", 0));
+		xml_printf(f, "region %" PRIu64 " of flex%" PRIu64 " %s\nowner %s (pid %" PRIu64
+			   ")\nphys 0x%" PRIx64 "\nsize %s, resident %s", tool_ju64(r, "handle", 0),
+			   tool_ju64(r, "device", 0), tool_jstr(r, "function", "?"),
+			   tool_jstr(r, "owner_comm", "?"), tool_ju64(r, "owner_pid", 0), phys,
+			   tool_size(h1, sizeof(h1), size),
+			   tool_size(h2, sizeof(h2), tool_ju64(r, "resident", 0)));
+		fprintf(f, "</title></rect>\n");
+	}
+	fprintf(f, "  <rect class=\"frame\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"/>\n",
+		L->x0, ybar, L->w, BAR_H);
+	for (int q = 0; q <= 4; q++) {
+		snprintf(t[q], sizeof(t[q]), "0x%" PRIx64, lo + (hi - lo) / 4 * q);
+		label[q] = t[q];
+	}
+	snprintf(t[4], sizeof(t[4]), "0x%" PRIx64, hi);
+	axis(f, L, ybar, label);
+	fprintf(f, "</g>\n");
+}
+
+int memmap_render_device_svg(struct json_object *dev, struct json_object *regions,
+			     const struct memmap_opts *opts, FILE *out, char *err, size_t errlen)
+{
+	struct json_object *fns = json_object_object_get(dev, "functions");
+	uint64_t base = tool_ju64(dev, "mem_base", 0), cap = tool_ju64(dev, "capacity", 0);
+	uint64_t lo = UINT64_MAX, hi = 0, used = 0, align = tool_ju64(dev, "region_align", 1);
+	size_t nr = regions ? json_object_array_length(regions) : 0;
+	struct memmap_opts defaults;
+	const struct memmap_opts *o = opts;
+	char title[64], h1[32], h2[32], h3[32];
+	struct layout L;
+	double width, height, x;
+
+	if (!o) {
+		memmap_opts_init(&defaults);
+		o = &defaults;
+	}
+	if (!cap || !tool_jhas(dev, "mem_base"))
+		return tool_fail(err, errlen, -EINVAL, "the device has no capacity or memory base "
+				 "(an older module?)");
+	if (o->width < 200)
+		return tool_fail(err, errlen, -EINVAL,
+				 "picture width %u px is too small (at least 200)", o->width);
+	for (size_t i = 0; i < nr; i++) {
+		struct json_object *r = json_object_array_get_idx(regions, i);
+		uint64_t phys = tool_ju64(r, "phys_addr", 0), size = tool_ju64(r, "size", 0);
+
+		if (!size || phys < base || size > cap || phys - base > cap - size)
+			return tool_fail(err, errlen, -EINVAL, "region %" PRIu64 ": 0x%" PRIx64
+					 " + %" PRIu64 " is not inside the device's memory",
+					 tool_ju64(r, "handle", 0), phys, size);
+		lo = phys < lo ? phys : lo;
+		hi = phys + size > hi ? phys + size : hi;
+		used += size;
+	}
+	snprintf(title, sizeof(title), "flex%" PRIu64 " device memory", tool_ju64(dev, "device", 0));
+	width = o->width;
+	height = DEV_LIST_Y + (nr ? nr : 1) * DEV_ROW_H + 16;
+	L.x0 = MEMMAP_MARGIN;
+	L.w = width - 2 * MEMMAP_MARGIN;
+	L.min_px = o->min_block_px;
+
+	svg_open(out, o->title ? o->title : title, width, height);
+	fprintf(out, "<style>\n"
+		"  .free { fill: url(#hatch); stroke: none; }\n"
+		"  .region { stroke: #ffffff; stroke-width: 0.4; }\n"
+		"  .region:hover { stroke: #000000; stroke-width: 1.5; }\n"
+		"%s", style_end);
+	fprintf(out, "<text class=\"h1\" x=\"%.0f\" y=\"30\">", MEMMAP_MARGIN);
+	xml_text(out, o->title ? o->title : title);
+	fprintf(out, "</text>\n<text class=\"t\" id=\"summary\" x=\"%.0f\" y=\"52\">",
+		MEMMAP_MARGIN);
+	xml_printf(out, "capacity %s at 0x%" PRIx64 " \xc2\xb7 %zu region%s hold %s (%.3f%%) "
+		   "\xc2\xb7 free %s", tool_size(h1, sizeof(h1), cap), base, nr, plural(nr),
+		   tool_size(h2, sizeof(h2), used), 100.0 * (double)used / (double)cap,
+		   tool_size(h3, sizeof(h3), cap - used));
+	fprintf(out, "</text>\n<g id=\"legend\">\n");
+	x = MEMMAP_MARGIN;
+	for (size_t j = 0; fns && j < json_object_array_length(fns); j++) {
+		struct json_object *fn = json_object_array_get_idx(fns, j);
+		uint64_t n = 0, bytes = 0;
+		char label[96];
+
+		for (size_t i = 0; i < nr; i++) {
+			struct json_object *r = json_object_array_get_idx(regions, i);
+
+			if (tool_ju64(r, "fn", 0) == tool_ju64(fn, "fn", 0)) {
+				n++;
+				bytes += tool_ju64(r, "size", 0);
+			}
+		}
+		snprintf(label, sizeof(label), "%s: %" PRIu64 " region%s, %s",
+			 tool_jstr(fn, "name", "?"), n, plural(n), tool_size(h1, sizeof(h1), bytes));
+		fprintf(out, "  <rect x=\"%.0f\" y=\"66\" width=\"22\" height=\"14\" fill=\"%s\"/>"
+			"<text class=\"t\" x=\"%.0f\" y=\"78\">", x, fn_color(tool_ju64(fn, "fn", 0)),
+			x + 28);
+		xml_text(out, label);
+		fprintf(out, "</text>\n");
+		x += 28 + 7 * strlen(label) + 24;
+	}
+	fprintf(out, "</g>\n<text class=\"h2\" x=\"%.0f\" y=\"%.0f\">The whole device, by "
+		"physical address</text>\n", MEMMAP_MARGIN, DEV_BAR1_Y - 8);
+	device_bar(out, &L, regions, base, base + cap, DEV_BAR1_Y, "device");
+	if (nr) {
+		/* The span the regions occupy, at least 16 regions' alignment wide. */
+		lo -= (lo - base) % align;
+		if (hi - lo < 16 * align)
+			hi = lo + 16 * align > base + cap ? base + cap : lo + 16 * align;
+		fprintf(out, "<text class=\"h2\" x=\"%.0f\" y=\"%.0f\">Where the regions are: "
+			"%s from 0x%" PRIx64 "</text>\n", MEMMAP_MARGIN, DEV_BAR2_Y - 8,
+			tool_size(h1, sizeof(h1), hi - lo), lo);
+		device_bar(out, &L, regions, lo, hi, DEV_BAR2_Y, "span");
+	}
+	fprintf(out, "<g id=\"regions\">\n");
+	if (!nr)
+		fprintf(out, "  <text class=\"t\" x=\"%.0f\" y=\"%.0f\">No region is held.</text>\n",
+			MEMMAP_MARGIN, DEV_LIST_Y);
+	for (size_t i = 0; i < nr; i++) {
+		struct json_object *r = json_object_array_get_idx(regions, i);
+		double y = DEV_LIST_Y + i * DEV_ROW_H;
+
+		fprintf(out, "  <rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\" "
+			"fill=\"%s\"/><text class=\"t region-label\" x=\"%.0f\" y=\"%.0f\">",
+			MEMMAP_MARGIN, y - 10, fn_color(tool_ju64(r, "fn", 0)), MEMMAP_MARGIN + 18, y);
+		xml_printf(out, "handle %" PRIu64 " \xc2\xb7 flex%" PRIu64 " %s \xc2\xb7 pid %" PRIu64
+			   " %s \xc2\xb7 0x%" PRIx64 " \xc2\xb7 %s \xc2\xb7 resident %s",
+			   tool_ju64(r, "handle", 0), tool_ju64(r, "device", 0),
+			   tool_jstr(r, "function", "?"), tool_ju64(r, "owner_pid", 0),
+			   tool_jstr(r, "owner_comm", "?"), tool_ju64(r, "phys_addr", 0),
+			   tool_size(h1, sizeof(h1), tool_ju64(r, "size", 0)),
+			   tool_size(h2, sizeof(h2), tool_ju64(r, "resident", 0)));
+		fprintf(out, "</text>\n");
+	}
+	fprintf(out, "</g>\n</svg>\n");
 	if (fflush(out) || ferror(out))
 		return tool_fail(err, errlen, -EIO, "writing the SVG failed");
 	return 0;

@@ -2,7 +2,8 @@
 /*
  * flexctl memory map: a libflex memory report (flex_alloc_report() with
  * FLEX_ALLOC_REPORT_JSON, or the file FLEX_ALLOC_REPORT=path.json writes at
- * exit) drawn as an SVG picture, one band per region, every block to scale.
+ * exit) drawn as an SVG picture, one band per region, every block to scale;
+ * or a device's memory, its live regions placed by physical address.
  *
  * Pure functions of their inputs (no device access), so the host unit test
  * tests/unit/test_memmap.c renders a known layout and checks the picture.
@@ -87,5 +88,29 @@ int memmap_load_report(const char *path, unsigned int which, struct json_object 
  */
 int memmap_render_svg(struct json_object *report, struct json_object *live,
 		      const struct memmap_opts *o, FILE *out, char *err, size_t errlen);
+
+/**
+ * memmap_render_device_svg() - draw a device's memory as an SVG document.
+ * @dev:	the device as `flexctl devices --json` lists it ("device",
+ *		"capacity", "mem_base", "region_align", "functions": [{"fn",
+ *		"name"}]).
+ * @regions:	its live regions as `flexctl regions --json` lists them
+ *		("handle", "fn", "function", "phys_addr", "size", "resident",
+ *		"owner_pid", "owner_comm"), or NULL for none.
+ * @o:		options (width, title), or NULL for the defaults.
+ *
+ * Draws a bar of the whole device memory by physical address and, when
+ * regions are held, a second bar zoomed on the span they occupy, each
+ * region a <rect class="region"> in its function's colour with
+ * data-handle/data-phys/data-size/data-function/data-pid attributes and a
+ * tooltip, a legend of the functions (regions and bytes each), and one line
+ * per region (class "region-label": handle, function, pid and command,
+ * address, size, resident bytes).
+ *
+ * Return: 0; -EINVAL when the device lacks its capacity or base, or a region
+ * lies outside it, with @err saying which; -EIO when writing failed.
+ */
+int memmap_render_device_svg(struct json_object *dev, struct json_object *regions,
+			     const struct memmap_opts *o, FILE *out, char *err, size_t errlen);
 
 #endif /* FLEXCTL_MEMMAP_H */

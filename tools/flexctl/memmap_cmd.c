@@ -2,14 +2,17 @@
 /*
  * flexctl memmap: the command around memmap.c. Reads the report, asks the
  * driver for the live region list (owners) unless told not to, and writes
- * the SVG.
+ * the SVG; or, with --device and no report, draws that device's memory
+ * from the driver's device and region lists.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "flexctl.h"
+#include <linux/flex_netlink.h>
+
+#include "flexnl.h"
 #include "memmap.h"
 
 static int parse_function(const char *s)
@@ -20,6 +23,59 @@ static int parse_function(const char *s)
 	if (!strcmp(s, "pf"))
 		return 0;
 	return sscanf(s, "vf%u%c", &vf, &tail) == 1 ? 0 : -EINVAL;
+}
+
+/* --device N without a report: the device's memory, from netlink. */
+static int device_memmap(struct flexctl *c, const struct memmap_opts *mo, const char *output)
+{
+	struct json_object *devs = NULL, *regions = NULL, *o;
+	char err[512];
+	FILE *f = NULL;
+	int ret;
+
+	ret = flexctl_nl_list(c, FLEX_CMD_DEVICE_GET, false, mo->device, &devs, err, sizeof(err));
+	if (ret == -ENODEV)
+		return ctl_error(c, "no such flex device: %d (%s)", mo->device, err);
+	if (ret)
+		return ctl_error(c, "asking the flex driver for device %d: %s", mo->device, err);
+	ret = flexctl_nl_region_list(c, mo->device, &regions, err, sizeof(err));
+	if (ret) {
+		ret = ctl_error(c, "asking the flex driver for the regions of device %d: %s%s",
+				mo->device, err, ret == -EPERM ? " (the region list is for admins: "
+				"CAP_NET_ADMIN)" : "");
+		goto out;
+	}
+	f = output ? fopen(output, "w") : c->out;
+	if (!f) {
+		ret = ctl_error(c, "cannot write %s: %s", output, strerror(errno));
+		goto out;
+	}
+	ret = memmap_render_device_svg(json_object_array_get_idx(devs, 0), regions, mo, f, err,
+				       sizeof(err));
+	if (output && fclose(f) && !ret) {
+		ret = -EIO;
+		snprintf(err, sizeof(err), "writing %s failed", output);
+	}
+	if (ret) {
+		ret = ctl_error(c, "device %d: %s", mo->device, err);
+		goto out;
+	}
+	if (output) {
+		o = json_object_new_object();
+		tool_jset_int(o, "device", mo->device);
+		tool_jset_str(o, "output", output);
+		tool_jset_int(o, "regions", json_object_array_length(regions));
+		if (c->json)
+			out_json(c, o);
+		else
+			fprintf(c->out, "%s: device flex%d, %zu regions\n", output, mo->device,
+				json_object_array_length(regions));
+		json_object_put(o);
+	}
+out:
+	json_object_put(regions);
+	json_object_put(devs);
+	return ret;
 }
 
 int cmd_memmap(struct flexctl *c, int argc, char **argv)
@@ -90,9 +146,15 @@ int cmd_memmap(struct flexctl *c, int argc, char **argv)
 			return ctl_usage_error(c, "memmap", "unknown option");
 		}
 	}
+	if (optind == argc && mo.device >= 0) {
+		if (regions_file || no_live || which || mo.function)
+			return ctl_usage_error(c, "memmap", "--regions, --no-live, --report and "
+					       "--function are for a report");
+		return device_memmap(c, &mo, output);
+	}
 	if (optind != argc - 1)
-		return ctl_usage_error(c, "memmap", optind >= argc ? "which report? give REPORT.json" :
-				       "one report file only");
+		return ctl_usage_error(c, "memmap", optind >= argc ? "which report? give REPORT.json, "
+				       "or --device N for a device's memory" : "one report file only");
 	mo.source = argv[optind];
 
 	ret = memmap_load_report(argv[optind], which, &report, err, sizeof(err));

@@ -62,7 +62,8 @@ struct attr_set {
 
 _Static_assert(FLEX_A_MAX < MAXATTR && FLEX_DEV_A_MAX < MAXATTR && FLEX_FN_A_MAX < MAXATTR &&
 	       FLEX_REGION_A_MAX < MAXATTR && FLEX_QUEUE_A_MAX < MAXATTR &&
-	       FLEX_FAULT_A_MAX < MAXATTR && FLEX_ENTRY_A_MAX < MAXATTR,
+	       FLEX_FAULT_A_MAX < MAXATTR && FLEX_ENTRY_A_MAX < MAXATTR &&
+	       FLEX_FILE_A_MAX < MAXATTR,
 	       "an attribute set outgrew MAXATTR");
 
 static const char *const prio_names[] = { "low", "normal", "high" };
@@ -77,6 +78,16 @@ static const struct field fn_fields[] = {
 	FIELD(FLEX_FN_A_TABLE_SIZE, F_U32, "table_size"),
 	FIELD(FLEX_FN_A_TABLE_USED, F_U32, "table_used"),
 	FIELD(FLEX_FN_A_OPEN_COUNT, F_U32, "open_count"),
+	FIELD(FLEX_FN_A_USED, F_U64, "used"),
+	FIELD(FLEX_FN_A_RESIDENT, F_U64, "resident"),
+	FIELD(FLEX_FN_A_QUOTA_CAPACITY, F_U64, "quota_capacity"),
+	FIELD(FLEX_FN_A_QUOTA_BACKING, F_U64, "quota_backing"),
+	FIELD(FLEX_FN_A_QUEUES, F_U32, "queues"),
+	FIELD(FLEX_FN_A_PENDING, F_U32, "pending"),
+	FIELD(FLEX_FN_A_ENGINE_DMA_NS, F_U64, "engine_dma_ns"),
+	FIELD(FLEX_FN_A_ENGINE_COMPUTE_NS, F_U64, "engine_compute_ns"),
+	FIELD(FLEX_FN_A_ENGINE_DMA_CBS, F_U64, "engine_dma_cbs"),
+	FIELD(FLEX_FN_A_ENGINE_COMPUTE_CBS, F_U64, "engine_compute_cbs"),
 };
 static const struct attr_set fn_set = SET(FLEX_FN_A_MAX, fn_fields);
 
@@ -95,6 +106,7 @@ static const struct field dev_fields[] = {
 	FIELD(FLEX_DEV_A_PF_TABLE_SIZE, F_U32, "pf_table_size"),
 	FIELD(FLEX_DEV_A_VF_TABLE_SIZE, F_U32, "vf_table_size"),
 	NEST(FLEX_DEV_A_FN, F_NESTS, "functions", &fn_set),
+	FIELD(FLEX_DEV_A_MEM_BASE, F_U64, "mem_base"),
 };
 static const struct attr_set dev_set = SET(FLEX_DEV_A_MAX, dev_fields);
 
@@ -154,6 +166,27 @@ static const struct field entry_fields[] = {
 };
 static const struct attr_set entry_set = SET(FLEX_ENTRY_A_MAX, entry_fields);
 
+static const struct field file_fields[] = {
+	FIELD(FLEX_FILE_A_CLIENT_ID, F_U64, "client_id"),
+	FIELD(FLEX_FILE_A_FN, F_FN, NULL),
+	FIELD(FLEX_FILE_A_OWNER_PID, F_U32, "pid"),
+	FIELD(FLEX_FILE_A_OWNER_COMM, F_STR, "comm"),
+	FIELD(FLEX_FILE_A_REGIONS, F_U32, "regions"),
+	FIELD(FLEX_FILE_A_BYTES, F_U64, "bytes"),
+	FIELD(FLEX_FILE_A_RESIDENT, F_U64, "resident"),
+	FIELD(FLEX_FILE_A_QUEUES, F_U32, "queues"),
+	FIELD(FLEX_FILE_A_PENDING, F_U32, "pending"),
+	FIELD(FLEX_FILE_A_SUBMITTED, F_U64, "cbs_submitted"),
+	FIELD(FLEX_FILE_A_COMPLETED, F_U64, "cbs_completed"),
+	FIELD(FLEX_FILE_A_FAULTS, F_U64, "faults"),
+	FIELD(FLEX_FILE_A_PINNED, F_U64, "pinned"),
+	FIELD(FLEX_FILE_A_ENGINE_DMA_NS, F_U64, "engine_dma_ns"),
+	FIELD(FLEX_FILE_A_ENGINE_COMPUTE_NS, F_U64, "engine_compute_ns"),
+	FIELD(FLEX_FILE_A_ENGINE_DMA_CBS, F_U64, "engine_dma_cbs"),
+	FIELD(FLEX_FILE_A_ENGINE_COMPUTE_CBS, F_U64, "engine_compute_cbs"),
+};
+static const struct attr_set file_set = SET(FLEX_FILE_A_MAX, file_fields);
+
 /*
  * The top level of a reply or event. The selectors are request-only, but
  * typed here too: a reply carrying one of the wrong type is malformed.
@@ -170,11 +203,15 @@ static const struct field top_fields[] = {
 	NEST(FLEX_A_QUEUE, F_NEST, NULL, &queue_set),
 	NEST(FLEX_A_ENTRY, F_NEST, NULL, &entry_set),
 	FIELD(FLEX_A_NUM_VFS, F_U32, "num_vfs"),
+	FIELD(FLEX_A_CLIENT_ID, F_U64, NULL),
+	NEST(FLEX_A_FILE, F_NEST, NULL, &file_set),
 };
 static const struct attr_set top_set = SET(FLEX_A_MAX, top_fields);
 
 /* A message carries at most one of these objects. */
-static const uint16_t object_attrs[] = { FLEX_A_DEVICE, FLEX_A_REGION, FLEX_A_QUEUE, FLEX_A_ENTRY };
+static const uint16_t object_attrs[] = {
+	FLEX_A_DEVICE, FLEX_A_REGION, FLEX_A_QUEUE, FLEX_A_ENTRY, FLEX_A_FILE,
+};
 
 void flexctl_fn_name(uint32_t fn, char *buf, size_t len)
 {

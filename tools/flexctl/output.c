@@ -42,12 +42,15 @@ void out_cell(const struct flexctl *c, struct json_object *row, const struct col
 	case COL_RATIO:
 		snprintf(buf, len, "%.3f", json_object_get_double(v));
 		break;
+	case COL_RATE:
+		snprintf(buf, len, "%.1f", json_object_get_double(v));
+		break;
 	}
 }
 
 static bool right_aligned(enum col_fmt f)
 {
-	return f == COL_INT || f == COL_SIZE || f == COL_RATIO;
+	return f == COL_INT || f == COL_SIZE || f == COL_RATIO || f == COL_RATE;
 }
 
 void out_table(const struct flexctl *c, struct json_object *rows, const struct column *cols,

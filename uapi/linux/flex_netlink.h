@@ -6,10 +6,10 @@
  * anything built on libnl-genl-3): devices and their functions, regions,
  * queues and lookup-table entries, plus a multicast group of events. Nothing
  * changes through this family; the device nodes' ioctls (linux/flex.h) do
- * that. Any user may get devices (FLEX_CMD_DEVICE_GET). Regions, queues and
- * lookup-table entries carry per-tenant detail (pids, command names,
- * addresses, fault user data): getting them and joining the events group
- * need CAP_NET_ADMIN (-EPERM otherwise). A process sees its own usage in
+ * that. Any user may get devices (FLEX_CMD_DEVICE_GET). Regions, queues,
+ * lookup-table entries and open files carry per-tenant detail (pids,
+ * command names, addresses, fault user data, usage): getting them and
+ * joining the events group need CAP_NET_ADMIN (-EPERM otherwise). A process sees its own usage in
  * the fdinfo of its open flex file.
  *
  * The family lives in the initial network namespace only: flex devices are
@@ -17,7 +17,7 @@
  *
  * Messages. A request carries selectors in top-level FLEX_A_* attributes; a
  * reply or an event carries FLEX_A_DEVICE_INDEX and one object nest
- * (FLEX_A_DEVICE, FLEX_A_REGION, FLEX_A_QUEUE or FLEX_A_ENTRY). Every
+ * (FLEX_A_DEVICE, FLEX_A_REGION, FLEX_A_QUEUE, FLEX_A_ENTRY or FLEX_A_FILE). Every
  * command's attributes are validated strictly: an attribute the command does
  * not take, an unknown one, or one of the wrong type or size is refused with
  * -EINVAL (and an extended ACK naming it). New attributes are only ever added
@@ -86,6 +86,13 @@
  *	from a work item: it may arrive after the failed access returned.
  *	FLEX_A_DEVICE_INDEX and FLEX_A_DEVICE with FLEX_DEV_A_INDEX,
  *	FLEX_DEV_A_RESIDENT and FLEX_DEV_A_BACKING_CAP only.
+ * @FLEX_CMD_FILE_GET: get one open file of a device node (request:
+ *	FLEX_A_DEVICE_INDEX and FLEX_A_CLIENT_ID) or, with NLM_F_DUMP, every
+ *	open file, filtered as regions are, in client id order. Reply:
+ *	FLEX_A_DEVICE_INDEX and FLEX_A_FILE: its usage, what its owner reads
+ *	in the file's fdinfo. Needs CAP_NET_ADMIN. Errors: -EPERM without
+ *	it; -ENODEV no such device; -ENOENT no open file with that client
+ *	id on that device.
  * @__FLEX_CMD_MAX: the number of commands.
  * @FLEX_CMD_MAX: the highest command.
  */
@@ -101,6 +108,7 @@ enum flex_cmd {
 	FLEX_CMD_VFS_ENABLED_NTF,
 	FLEX_CMD_VFS_DISABLED_NTF,
 	FLEX_CMD_BACKING_CAP_NTF,
+	FLEX_CMD_FILE_GET,
 
 	__FLEX_CMD_MAX,
 	FLEX_CMD_MAX = __FLEX_CMD_MAX - 1
@@ -130,6 +138,9 @@ enum flex_cmd {
  * @FLEX_A_ENTRY: nest, enum flex_entry_a: a lookup-table entry (TABLE_GET).
  * @FLEX_A_NUM_VFS: u32, VFS_ENABLED_NTF: VFs enabled; VFS_DISABLED_NTF: VFs
  *	that were enabled until now.
+ * @FLEX_A_CLIENT_ID: u64, FILE_GET: the open file, by its client id
+ *	(FLEX_FILE_A_CLIENT_ID, flex-client-id in its fdinfo).
+ * @FLEX_A_FILE: nest, enum flex_file_a: an open file (FILE_GET).
  * @__FLEX_A_MAX: the number of attributes.
  * @FLEX_A_MAX: the highest attribute.
  */
@@ -145,6 +156,8 @@ enum flex_a {
 	FLEX_A_QUEUE,
 	FLEX_A_ENTRY,
 	FLEX_A_NUM_VFS,
+	FLEX_A_CLIENT_ID,
+	FLEX_A_FILE,
 
 	__FLEX_A_MAX,
 	FLEX_A_MAX = __FLEX_A_MAX - 1
@@ -171,6 +184,9 @@ enum flex_a {
  * @FLEX_DEV_A_VF_TABLE_SIZE: u32, lookup-table entries of each VF.
  * @FLEX_DEV_A_FN: nest, enum flex_fn_a, one per function (the PF first,
  *	then each enabled VF); repeated (a multi-attribute).
+ * @FLEX_DEV_A_MEM_BASE: u64, the physical address of the first byte of
+ *	device memory: regions (FLEX_REGION_A_PHYS) lie in [MEM_BASE,
+ *	MEM_BASE + CAPACITY).
  * @__FLEX_DEV_A_MAX: the number of attributes.
  * @FLEX_DEV_A_MAX: the highest attribute.
  */
@@ -191,6 +207,7 @@ enum flex_dev_a {
 	FLEX_DEV_A_PF_TABLE_SIZE,
 	FLEX_DEV_A_VF_TABLE_SIZE,
 	FLEX_DEV_A_FN,
+	FLEX_DEV_A_MEM_BASE,
 
 	__FLEX_DEV_A_MAX,
 	FLEX_DEV_A_MAX = __FLEX_DEV_A_MAX - 1
@@ -205,6 +222,24 @@ enum flex_dev_a {
  *	it holds at once.
  * @FLEX_FN_A_TABLE_USED: u32, entries in use (regions it holds).
  * @FLEX_FN_A_OPEN_COUNT: u32, open files of its device node.
+ * @FLEX_FN_A_PAD: alignment padding of u64 attributes.
+ * @FLEX_FN_A_USED: u64, bytes of device memory its regions hold (sysfs
+ *	memory_used).
+ * @FLEX_FN_A_RESIDENT: u64, bytes of host memory backing them (sysfs
+ *	backing_used).
+ * @FLEX_FN_A_QUOTA_CAPACITY: u64, the most device memory its regions may
+ *	hold (sysfs quota_capacity).
+ * @FLEX_FN_A_QUOTA_BACKING: u64, the most host memory that may back them
+ *	(sysfs quota_backing).
+ * @FLEX_FN_A_QUEUES: u32, queues of its open files.
+ * @FLEX_FN_A_PENDING: u32, CBs queued or running on those queues.
+ * @FLEX_FN_A_ENGINE_DMA_NS: u64, time the DMA engine spent running its
+ *	CBs since the function was created, in ns. Busy time over an
+ *	interval is the difference of two readings.
+ * @FLEX_FN_A_ENGINE_COMPUTE_NS: u64, the same for the compute engine.
+ * @FLEX_FN_A_ENGINE_DMA_CBS: u64, CBs of it the DMA engine ran (done or
+ *	faulted; not those cancelled before they started).
+ * @FLEX_FN_A_ENGINE_COMPUTE_CBS: u64, the same for the compute engine.
  * @__FLEX_FN_A_MAX: the number of attributes.
  * @FLEX_FN_A_MAX: the highest attribute.
  */
@@ -215,6 +250,17 @@ enum flex_fn_a {
 	FLEX_FN_A_TABLE_SIZE,
 	FLEX_FN_A_TABLE_USED,
 	FLEX_FN_A_OPEN_COUNT,
+	FLEX_FN_A_PAD,
+	FLEX_FN_A_USED,
+	FLEX_FN_A_RESIDENT,
+	FLEX_FN_A_QUOTA_CAPACITY,
+	FLEX_FN_A_QUOTA_BACKING,
+	FLEX_FN_A_QUEUES,
+	FLEX_FN_A_PENDING,
+	FLEX_FN_A_ENGINE_DMA_NS,
+	FLEX_FN_A_ENGINE_COMPUTE_NS,
+	FLEX_FN_A_ENGINE_DMA_CBS,
+	FLEX_FN_A_ENGINE_COMPUTE_CBS,
 
 	__FLEX_FN_A_MAX,
 	FLEX_FN_A_MAX = __FLEX_FN_A_MAX - 1
@@ -373,6 +419,63 @@ enum flex_entry_a {
 
 	__FLEX_ENTRY_A_MAX,
 	FLEX_ENTRY_A_MAX = __FLEX_ENTRY_A_MAX - 1
+};
+
+/**
+ * enum flex_file_a - an open file of a device node (in FLEX_A_FILE): what
+ * its fdinfo shows its owner (Documentation/flex/uapi.rst), for an admin.
+ * Queue counters cover the queues the file has now.
+ * @FLEX_FILE_A_UNSPEC: never used.
+ * @FLEX_FILE_A_PAD: alignment padding of u64 attributes.
+ * @FLEX_FILE_A_CLIENT_ID: u64, unique among all files opened since the
+ *	module was loaded (flex-client-id): a file shared by fork() or
+ *	dup() is one client.
+ * @FLEX_FILE_A_FN: u32, the function whose device node it is.
+ * @FLEX_FILE_A_OWNER_PID: u32, the process (thread group id, in the
+ *	initial pid namespace) that opened it.
+ * @FLEX_FILE_A_OWNER_COMM: string, that process's command name then.
+ * @FLEX_FILE_A_REGIONS: u32, regions it holds.
+ * @FLEX_FILE_A_BYTES: u64, their size in bytes.
+ * @FLEX_FILE_A_RESIDENT: u64, bytes of them backed by host memory.
+ * @FLEX_FILE_A_QUEUES: u32, its queues.
+ * @FLEX_FILE_A_PENDING: u32, CBs queued or running on them.
+ * @FLEX_FILE_A_SUBMITTED: u64, CBs submitted to them (the sum of their
+ *	last seqnos).
+ * @FLEX_FILE_A_COMPLETED: u64, CBs of them completed or cancelled.
+ * @FLEX_FILE_A_FAULTS: u64, CBs of them that faulted.
+ * @FLEX_FILE_A_PINNED: u64, bytes of host memory pinned for its queued DMA.
+ * @FLEX_FILE_A_ENGINE_DMA_NS: u64, time the DMA engine spent running its
+ *	CBs since it was opened, in ns (flex-engine-dma).
+ * @FLEX_FILE_A_ENGINE_COMPUTE_NS: u64, the same for the compute engine
+ *	(flex-engine-compute).
+ * @FLEX_FILE_A_ENGINE_DMA_CBS: u64, CBs of it the DMA engine ran.
+ * @FLEX_FILE_A_ENGINE_COMPUTE_CBS: u64, CBs of it the compute engine ran.
+ * @__FLEX_FILE_A_MAX: the number of attributes.
+ * @FLEX_FILE_A_MAX: the highest attribute.
+ */
+enum flex_file_a {
+	FLEX_FILE_A_UNSPEC,
+	FLEX_FILE_A_PAD,
+	FLEX_FILE_A_CLIENT_ID,
+	FLEX_FILE_A_FN,
+	FLEX_FILE_A_OWNER_PID,
+	FLEX_FILE_A_OWNER_COMM,
+	FLEX_FILE_A_REGIONS,
+	FLEX_FILE_A_BYTES,
+	FLEX_FILE_A_RESIDENT,
+	FLEX_FILE_A_QUEUES,
+	FLEX_FILE_A_PENDING,
+	FLEX_FILE_A_SUBMITTED,
+	FLEX_FILE_A_COMPLETED,
+	FLEX_FILE_A_FAULTS,
+	FLEX_FILE_A_PINNED,
+	FLEX_FILE_A_ENGINE_DMA_NS,
+	FLEX_FILE_A_ENGINE_COMPUTE_NS,
+	FLEX_FILE_A_ENGINE_DMA_CBS,
+	FLEX_FILE_A_ENGINE_COMPUTE_CBS,
+
+	__FLEX_FILE_A_MAX,
+	FLEX_FILE_A_MAX = __FLEX_FILE_A_MAX - 1
 };
 
 #endif /* _UAPI_LINUX_FLEX_NETLINK_H */
