@@ -29,7 +29,9 @@
  * correction arena and run from there, with segments 0 and 1 on the
  * destination's and the source's regions. One arena per stream is enough
  * for the same reason as for correction tensors: a queue runs one CB at a
- * time, so the next DMA into the arena runs after the CB that ran from it.
+ * time, so the next DMA into the arena runs after the CB that ran from it
+ * (those DMAs stay on the main queue; only uploads of the caller's data
+ * may overlap, overlap.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -232,7 +234,7 @@ static int copy_staged_to_device(struct flex_stream *s, const struct flex_vaddr 
 		pthread_mutex_lock(&s->lock);
 		cb = stage_cb(FLEX_CB_DMA_TO_DEVICE, launch, FLEX_STEP_DMA_TO_DEVICE, va, off,
 			      s->stage[i].buf, n);
-		err = flex_stream_enqueue_cbs(s, &cb, 1);
+		err = flex_stream_upload(s, &cb);
 		stage_put(s, i, err ? 0 : s->assigned);
 	}
 	if (!err)
@@ -356,6 +358,12 @@ static int resolve_range(struct flex_stream *s, const char *name, const char *wh
 	return 0;
 }
 
+/* Bytes a devop's side spans: @rows rows of @size at @pitch, or @size (no rows). */
+static uint64_t devop_span(uint64_t size, uint64_t pitch, uint64_t rows)
+{
+	return rows > 1 ? (rows - 1) * pitch + size : size;
+}
+
 /* Queue @op's CBs: per CB, its program DMA'd into the slot and a compute CB on it. */
 static int device_op(struct flex_stream *s, const char *name, const struct devop *op,
 		     uint64_t dst_region, uint64_t src_region)
@@ -406,6 +414,12 @@ static int device_op(struct flex_stream *s, const char *name, const struct devop
 		cbs[2 * k + 1].user_data = ud_make(launch, 1, FLEX_STEP_COMPUTE, k);
 	}
 	err = flex_stream_enqueue_cbs(s, cbs, 2 * n);
+	/* What it writes and reads, for uploads enqueued after it (overlap.c). */
+	flex_overlap_note(s, dst_region, op->dst, devop_span(op->size, op->dpitch, op->rows),
+			  s->assigned);
+	if (!op->fill)
+		flex_overlap_note(s, src_region, op->src,
+				  devop_span(op->size, op->spitch, op->rows), s->assigned);
 	/* Even on error: a first batch may have been queued already. */
 	flex_stream_defer(s, progs, FLEX_ALLOC_INDEX_NONE);
 	progs = NULL;

@@ -25,8 +25,25 @@
 struct flex_device {
 	int fd;
 	atomic_uint refs;
+	atomic_uint dma_queues;		/* streams' DMA queues, up to FLEX_DMA_QUEUES_MAX */
 	char path[256];
 };
+
+bool flex_device_dma_queue_take(struct flex_device *dev)
+{
+	unsigned int n = atomic_load(&dev->dma_queues);
+
+	do {
+		if (n >= FLEX_DMA_QUEUES_MAX)
+			return false;
+	} while (!atomic_compare_exchange_weak(&dev->dma_queues, &n, n + 1));
+	return true;
+}
+
+void flex_device_dma_queue_give(struct flex_device *dev)
+{
+	atomic_fetch_sub(&dev->dma_queues, 1);
+}
 
 /* ioctl(2) as 0 or -errno; a failure names the ioctl and the node. */
 static int flex_ioctl_named(const struct flex_device *dev, unsigned long cmd, const char *name,

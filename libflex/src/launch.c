@@ -35,10 +35,12 @@
 /* Resolved tensors: their addresses and the segment table. */
 struct resolved {
 	struct flex_vaddr va[FLEX_KERNEL_MAX_ARGS];
+	uint64_t span[FLEX_KERNEL_MAX_ARGS];	/* bytes from va */
 	uint32_t seg[FLEX_KERNEL_MAX_ARGS];
 	uint64_t region[N_ARG_SEGMENTS];
 	uint32_t n_regions;
 	struct flex_vaddr prog;
+	uint64_t prog_size;
 };
 
 static int resolve_args(struct flex_stream *s, const struct flex_job *job,
@@ -49,7 +51,7 @@ static int resolve_args(struct flex_stream *s, const struct flex_job *job,
 	uint32_t i, k;
 	int err;
 
-	err = flex_alloc_block_resolve(a, job->binary, &r->prog, NULL);
+	err = flex_alloc_block_resolve(a, job->binary, &r->prog, &r->prog_size);
 	if (err)
 		return flex_error_set(err, "job %s: binary allocation %llu: %s", job->name,
 				 (unsigned long long)job->binary, flex_last_error());
@@ -74,6 +76,7 @@ static int resolve_args(struct flex_stream *s, const struct flex_job *job,
 					 (unsigned long long)size);
 		/* A view: its element 0 is that far into the block. */
 		r->va[i].offset += args[i].byte_offset;
+		r->span[i] = span;
 		for (k = 0; k < r->n_regions && r->region[k] != r->va[i].region_id; k++)
 			;
 		if (k == r->n_regions) {
@@ -255,6 +258,11 @@ static int launch_kernel(struct flex_stream *s, const struct flex_job *job,
 	}
 	lg.launch = flex_stream_poisoned(s) ? 0 : flex_stream_new_launch(s, job->name);
 	err = flex_stream_enqueue_gen(s, &lg.g);
+	/* What its CBs use, for uploads enqueued after it (overlap.c). */
+	flex_overlap_note(s, lg.r.prog.region_id, lg.r.prog.offset, lg.r.prog_size, s->assigned);
+	for (k = 0; k < n_args; k++)
+		flex_overlap_note(s, lg.r.va[k].region_id, lg.r.va[k].offset, lg.r.span[k],
+				  s->assigned);
 	if (!err) {
 		s->stats.jobs++;
 		s->stats.tiles += lg.t.n_iters;
@@ -313,16 +321,29 @@ int flex_launch_dma_steps(struct flex_stream *s, const char *name, const struct 
 			cb->dma.dev.region_id = va[i].region_id;
 			cb->dma.dev.offset = va[i].offset + st->offset;
 			cb->dma.size = st->size;
-			if (st->size <= FLEX_DMA_MAX_SIZE) {
+			if (st->size <= FLEX_DMA_MAX_SIZE &&
+			    cb->opcode == FLEX_CB_DMA_FROM_DEVICE) {
 				n++;
+				/* Its seqno once the batch is queued: uploads after it wait. */
+				flex_overlap_note(s, va[i].region_id, cb->dma.dev.offset,
+						  st->size, s->assigned + n);
 				continue;
 			}
-			/* Beyond one CB: after what came before, split (copy.c). */
+			/* What came before goes first, in order. */
 			if (n)
 				err = flex_stream_enqueue_cbs(s, cbs, n);
 			n = 0;
-			if (!err)
-				err = flex_copy_enqueue_dma(s, cb);
+			if (err)
+				break;
+			if (st->size <= FLEX_DMA_MAX_SIZE) {
+				/* An upload: on the DMA queue when it can (overlap.c). */
+				err = flex_stream_upload(s, cb);
+				continue;
+			}
+			/* Beyond one CB: split (copy.c), in order on the main queue. */
+			err = flex_copy_enqueue_dma(s, cb);
+			flex_overlap_note(s, va[i].region_id, cb->dma.dev.offset, st->size,
+					  s->assigned);
 			continue;
 		}
 		/* A host operation: what came before goes first, in order. */

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * FlexStream: one driver queue, a FIFO of work the caller could not submit
- * itself, and the worker thread that drains it.
+ * itself, and the worker thread that drains it. (Uploads may run on a
+ * second queue, each joined into this one by a WAIT CB in its place:
+ * overlap.c. Everything here is about the main queue.)
  *
  * Sequence numbers are predicted: only this stream submits to its queue,
  * and the driver numbers CBs consecutively, so the CB enqueued now gets
@@ -270,7 +272,7 @@ void flex_stream_reap_now(struct flex_stream *s)
 {
 	struct flex_queue_status st;
 
-	if (!flex_device_queue_status(s->dev, s->qid, &st)) {
+	if (!flex_stream_status(s, &st)) {
 		if (st.completed > s->completed)
 			s->completed = st.completed;
 		if (st.fault_code)
@@ -344,6 +346,10 @@ int flex_stream_enqueue_cbs(struct flex_stream *s, struct flex_cb *cbs, uint32_t
 
 	if (flex_stream_poisoned(s))
 		return flex_stream_poisoned_error(s);
+	/* A wait for another queue: what it orders is unknown to uploads (overlap.c). */
+	for (uint32_t i = 0; i < n; i++)
+		if (cbs[i].opcode == FLEX_CB_WAIT && !(s->has_dq && cbs[i].wait.queue_id == s->dq))
+			flex_overlap_barrier(s, s->assigned + i + 1);
 	while (!s->head && done < n) {
 		uint32_t k = n - done < FLEX_SUBMIT_MAX_CBS ? n - done : FLEX_SUBMIT_MAX_CBS;
 		uint64_t seq;
@@ -528,6 +534,8 @@ int flex_stream_enqueue_item(struct flex_stream *s, struct item *it)
 		return flex_stream_poisoned_error(s);
 	}
 	s->assigned++;		/* the NOP after a host function, or the WAIT CB */
+	/* A host function, another stream's or file's work: a barrier to uploads. */
+	flex_overlap_barrier(s, s->assigned);
 	append(s, it);
 	return 0;
 }
@@ -907,6 +915,7 @@ FLEX_EXPORT int flex_stream_new(struct flex_context *ctx, int priority,
 				   struct flex_stream **out)
 {
 	const char *env = getenv("FLEX_ALLOW_TILED_LAUNCH");
+	const char *ov = getenv("FLEX_STREAM_OVERLAP");
 	struct flex_stream *s;
 	int err;
 
@@ -923,6 +932,7 @@ FLEX_EXPORT int flex_stream_new(struct flex_context *ctx, int priority,
 	atomic_init(&s->refs, 1);
 	s->priority = priority;
 	s->allow_tiled = !(env && !strcmp(env, "0"));
+	s->overlap = !(ov && !strcmp(ov, "0"));
 	s->arena = FLEX_ALLOC_INDEX_NONE;
 	s->aq.ops = &aq_ops;
 	atomic_init(&s->submitted, 0);
@@ -959,6 +969,7 @@ void flex_stream_put(struct flex_stream *s)
 	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
 		return;
 	/* Cancels anything still queued and waits for the running CB. */
+	flex_overlap_destroy(s);	/* first: its WAITs name the main queue */
 	flex_device_queue_destroy(s->dev, s->qid);
 	flex_device_unref(s->dev);
 	pthread_cond_destroy(&s->cond);
@@ -1012,6 +1023,19 @@ FLEX_EXPORT uint32_t flex_stream_queue_id(const struct flex_stream *s)
 	return s->qid;
 }
 
+FLEX_EXPORT int flex_stream_dma_queue_id(struct flex_stream *s, uint32_t *id)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->has_dq)
+		*id = s->dq;
+	else
+		err = -ENOENT;
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
 FLEX_EXPORT int flex_stream_priority(const struct flex_stream *s)
 {
 	return s->priority;
@@ -1041,7 +1065,7 @@ FLEX_EXPORT int flex_stream_synchronize(struct flex_stream *s, struct flex_strea
 
 	pthread_mutex_lock(&s->lock);
 	if (ret || s->has_host_err || s->dev_faulted) {
-		have_st = !flex_device_queue_status(s->dev, s->qid, &st);
+		have_st = !flex_stream_status(s, &st);
 		if (have_st && st.fault_code)
 			s->dev_faulted = 1;
 	}
@@ -1073,7 +1097,7 @@ FLEX_EXPORT int flex_stream_query(struct flex_stream *s, struct flex_stream_erro
 		err = &local;
 
 	pthread_mutex_lock(&s->lock);
-	ret = flex_device_queue_status(s->dev, s->qid, &st);
+	ret = flex_stream_status(s, &st);
 	if (ret) {
 		pthread_mutex_unlock(&s->lock);
 		return flex_error_set(ret, "stream %u: FLEX_IOCTL_QUEUE_STATUS: %s", s->qid,
@@ -1130,6 +1154,8 @@ FLEX_EXPORT int flex_stream_reset(struct flex_stream *s)
 		if (!err)
 			st.submitted = st.completed = seq;
 	}
+	if (!err)
+		err = flex_overlap_reset(s);
 	if (!err) {
 		s->dev_faulted = 0;
 		s->has_host_err = 0;

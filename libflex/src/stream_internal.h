@@ -128,6 +128,18 @@ struct deferred {
 
 #define NAME_RING	256
 
+/*
+ * Overlap (overlap.c): a range of device memory that main-queue CBs up to
+ * @seq read or write, [@lo, @hi) in @region.
+ */
+struct stream_access {
+	uint64_t region, lo, hi, seq;
+};
+
+#define ACCESS_MAX	32
+/* Uploads a stream's DMA queue holds at once (with their WAITs). */
+#define DQ_DEPTH	128
+
 struct flex_stream {
 	struct flex_context *ctx;	/* NULL once destroyed */
 	struct flex_device *dev;	/* referenced */
@@ -163,6 +175,19 @@ struct flex_stream {
 	unsigned int n_def;
 
 	uint64_t pin_seq[PIN_WINDOWS];	/* split-DMA pieces in flight, 0: none */
+
+	/*
+	 * Overlap (overlap.c): uploads on the DMA queue @dq, joined into the
+	 * main queue by WAIT CBs; the ranges pending main-queue CBs use.
+	 */
+	int overlap;			/* FLEX_STREAM_OVERLAP is not 0 */
+	int has_dq;
+	int dq_err;			/* why there is no DMA queue: do not ask again */
+	uint32_t dq;
+	uint64_t uploads_overlapped;	/* uploads that went to the DMA queue */
+	struct stream_access acc[ACCESS_MAX];
+	unsigned int n_acc;
+	uint64_t acc_barrier;		/* uploads wait for main-queue CBs up to it */
 
 	/* Staged copies' buffers (copy.c): seq 0 free, STAGE_BUSY taken, else in flight. */
 	struct {
@@ -236,6 +261,22 @@ int flex_launch_dma_steps(struct flex_stream *s, const char *name, const struct 
 int flex_copy_enqueue_dma(struct flex_stream *s, const struct flex_cb *cb);
 /* copy.c: free the staging buffers (the stream is idle, its worker stopped). */
 void flex_copy_stage_release(struct flex_stream *s);
+
+/*
+ * overlap.c, lock held. Main-queue CBs up to @seq use @size bytes at @lo
+ * of @region; or use any device memory (a barrier).
+ */
+void flex_overlap_note(struct flex_stream *s, uint64_t region, uint64_t lo, uint64_t size,
+		       uint64_t seq);
+void flex_overlap_barrier(struct flex_stream *s, uint64_t seq);
+/* A host -> device DMA CB of at most FLEX_DMA_MAX_SIZE, on the DMA queue when it can. */
+int flex_stream_upload(struct flex_stream *s, const struct flex_cb *cb);
+/* The main queue's status, with the DMA queue's fault when an upload failed. */
+int flex_stream_status(struct flex_stream *s, struct flex_queue_status *st);
+/* After a reset of the main queue: reset the DMA queue too; forget the ranges. */
+int flex_overlap_reset(struct flex_stream *s);
+/* Destroy the DMA queue, if there is one. */
+void flex_overlap_destroy(struct flex_stream *s);
 
 /* correction.c. Without s->lock: an arena of at least @bytes (grown if needed). */
 int flex_corr_arena_ensure(struct flex_stream *s, uint64_t bytes);

@@ -11,6 +11,9 @@
  *	steps enqueued in order on one FlexStream: how much the stream
  *	overlaps its own uploads with its own computes. 1 means not at all,
  *	2 that the shorter of the two hides entirely.
+ *   bench: stream_overlap_vs_off <ratio> x
+ *	the steps' time on a stream made with FLEX_STREAM_OVERLAP=0 (every
+ *	CB on its one queue) over their time on a stream with overlap.
  *   bench: two_stream_overlap_speedup <ratio> x
  *	the same over the uploads on a second stream, each compute waiting
  *	for its upload through an event (the CUDA idiom): what the device's
@@ -38,7 +41,7 @@
 #define MAX_UPLOAD (64 * MiB)
 
 static struct flex_context *ctx;
-static struct flex_stream *s, *s2;
+static struct flex_stream *s, *s2, *s_off;
 static struct flex_job *job;
 static struct flex_tensor t[3];
 static flex_alloc_index_t dev_buf;
@@ -62,18 +65,19 @@ static void upload(struct flex_stream *on, uint64_t bytes)
 	check("upload", flex_stream_copy(on, FLEX_COPY_TO_DEVICE, dev_buf, 0, host_buf, bytes));
 }
 
-static void compute(void)
+static void compute(struct flex_stream *on)
 {
-	check("launch", flex_stream_launch(s, job, t, 3, 0));
+	check("launch", flex_stream_launch(on, job, t, 3, 0));
 }
 
 static void sync_all(void)
 {
 	check("synchronize", flex_stream_synchronize(s, NULL));
 	check("synchronize the second stream", flex_stream_synchronize(s2, NULL));
+	check("synchronize the stream without overlap", flex_stream_synchronize(s_off, NULL));
 }
 
-enum how { UPLOADS, COMPUTES, ONE_STREAM, TWO_STREAMS };
+enum how { UPLOADS, COMPUTES, ONE_STREAM, ONE_STREAM_OFF, TWO_STREAMS };
 
 /* Device time in ms of STEPS steps done one way, between timing events. */
 static double pipeline(enum how how, uint64_t bytes)
@@ -84,7 +88,7 @@ static double pipeline(enum how how, uint64_t bytes)
 
 	check("event", flex_event_new(FLEX_EVENT_TIMING, &start));
 	check("event", flex_event_new(FLEX_EVENT_TIMING, &end));
-	check("record", flex_event_record(start, s));
+	check("record", flex_event_record(start, how == ONE_STREAM_OFF ? s_off : s));
 	if (how == TWO_STREAMS)
 		check("wait event", flex_stream_wait_event(s2, start));
 	for (i = 0; i < STEPS; i++) {
@@ -93,21 +97,25 @@ static double pipeline(enum how how, uint64_t bytes)
 			upload(s, bytes);
 			break;
 		case COMPUTES:
-			compute();
+			compute(s);
 			break;
 		case ONE_STREAM:
 			upload(s, bytes);
-			compute();
+			compute(s);
+			break;
+		case ONE_STREAM_OFF:
+			upload(s_off, bytes);
+			compute(s_off);
 			break;
 		case TWO_STREAMS:
 			check("event", flex_event_new(0, &ev[i]));
 			upload(s2, bytes);
 			check("record", flex_event_record(ev[i], s2));
 			check("wait event", flex_stream_wait_event(s, ev[i]));
-			compute();
+			compute(s);
 		}
 	}
-	check("record", flex_event_record(end, s));
+	check("record", flex_event_record(end, how == ONE_STREAM_OFF ? s_off : s));
 	sync_all();
 	check("elapsed", flex_event_elapsed_ns(start, end, &ns));
 	if (how == TWO_STREAMS)
@@ -136,13 +144,17 @@ int main(void)
 	struct flex_alloc *al;
 	struct flex_kernel *kern;
 	flex_alloc_index_t A, B, C, bin;
-	double up_ms, comp_ms, uploads, computes, one, two;
+	double up_ms, comp_ms, uploads, computes, one, off, two;
 	uint64_t bytes;
 	int k;
 
 	check("context", flex_context_new_from_path("/dev/flex0", &ctx));
 	s = flex_context_default_stream(ctx);
 	check("second stream", flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &s2));
+	if (setenv("FLEX_STREAM_OVERLAP", "0", 1))
+		die("setenv", -errno);
+	check("stream without overlap", flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &s_off));
+	unsetenv("FLEX_STREAM_OVERLAP");
 	al = flex_context_allocator(ctx);
 	check("kernel", flex_kernel_new_matmul(FLEX_DTYPE_INT32, TILE, TILE, TILE, &kern));
 	check("load", flex_context_load_program(ctx, kern->binary, kern->binary_size, &bin));
@@ -181,18 +193,22 @@ int main(void)
 	uploads = best(UPLOADS, bytes);
 	computes = best(COMPUTES, 0);
 	one = best(ONE_STREAM, bytes);
+	off = best(ONE_STREAM_OFF, bytes);
 	two = best(TWO_STREAMS, bytes);
 	printf("# %d steps, device ms: uploads %.1f, computes %.1f, one stream %.1f, "
-	       "two streams %.1f\n", STEPS, uploads, computes, one, two);
+	       "one stream without overlap %.1f, two streams %.1f\n", STEPS, uploads, computes,
+	       one, off, two);
 	printf("bench: overlap_upload_bytes %llu bytes\n", (unsigned long long)bytes);
 	printf("bench: overlap_upload_ms %.2f ms\n", uploads / STEPS);
 	printf("bench: overlap_compute_ms %.2f ms\n", computes / STEPS);
 	printf("bench: stream_overlap_speedup %.2f x\n", (uploads + computes) / one);
+	printf("bench: stream_overlap_vs_off %.2f x\n", off / one);
 	printf("bench: two_stream_overlap_speedup %.2f x\n", (uploads + computes) / two);
 
 	free(host_buf);
 	flex_job_destroy(job);
 	flex_stream_destroy(s2);
+	flex_stream_destroy(s_off);
 	flex_context_destroy(ctx);
 	return 0;
 }

@@ -3,7 +3,9 @@
  * flex/stream.h - FlexStream: asynchronous, in-order execution of jobs.
  *
  * A stream is one driver queue (FLEX_IOCTL_QUEUE_CREATE, with the stream's
- * priority). Its semantics are CUDA's:
+ * priority), and a second one on which its uploads overlap its computes
+ * without changing any result (flex_stream_new()). Its semantics are
+ * CUDA's:
  *
  *  - Every enqueueing call (launch, host function, event record/wait)
  *    returns at once; the work runs later.
@@ -78,6 +80,15 @@ struct flex_event;
  * The environment variable FLEX_ALLOW_TILED_LAUNCH=0, read here, makes
  * every launch on the stream behave as with FLEX_LAUNCH_NO_TILING.
  *
+ * A stream's uploads (copies and DMA steps to the device) run on a second
+ * driver queue of its own while its computes run, as long as they write no
+ * memory that work enqueued before them still uses; the stream stays one
+ * FIFO (Documentation/execution.rst, "Overlap within a stream").
+ * FLEX_STREAM_OVERLAP=0 in the environment, read here, keeps every CB on
+ * the stream's one queue. The second queue is created at the first upload
+ * and counts against the file's FLEX_MAX_QUEUES; at most a quarter of
+ * them go to such queues, and a stream that finds none left does without.
+ *
  * Return: 0; -EINVAL bad priority; -EACCES a priority above
  * FLEX_STREAM_PRIO_NORMAL without CAP_SYS_NICE (it can starve other
  * tenants); -ENOSPC the device file has FLEX_MAX_QUEUES queues; -ENOMEM;
@@ -98,6 +109,16 @@ void flex_stream_destroy(struct flex_stream *s);
 
 /** flex_stream_queue_id() - the driver queue's id (for FLEX_IOCTL_* and tests). Since: 1.0. */
 uint32_t flex_stream_queue_id(const struct flex_stream *s);
+
+/**
+ * flex_stream_dma_queue_id() - the driver queue the stream's uploads
+ * overlap on (for FLEX_IOCTL_* and tests).
+ * @id:	out, its id.
+ *
+ * Return: 0; -ENOENT while the stream has none (before its first upload,
+ * with FLEX_STREAM_OVERLAP=0, or when the file had none to spare). Since: 1.1.
+ */
+int flex_stream_dma_queue_id(struct flex_stream *s, uint32_t *id);
 
 /** flex_stream_priority() - the priority it was created with. Since: 1.0. */
 int flex_stream_priority(const struct flex_stream *s);
