@@ -170,7 +170,7 @@ int flex_stream_upload(struct flex_stream *s, const struct flex_cb *cb)
 	s->stats.cbs += n;
 	s->stats.submits++;
 	s->stats.bytes_dma += cb->dma.size;
-	s->uploads_overlapped++;
+	s->dq_last = seq;
 
 	join = (struct flex_cb){
 		.opcode = FLEX_CB_WAIT, .user_data = cb->user_data,
@@ -205,6 +205,22 @@ int flex_stream_status(struct flex_stream *s, struct flex_queue_status *st)
 	return 0;
 }
 
+/*
+ * After a fault the main queue cancels the WAITs that join uploads, but
+ * an upload that waits for nothing may still run: let it, so that no
+ * upload from before a reset (or a destroy) lands after it.
+ */
+void flex_overlap_quiesce(struct flex_stream *s)
+{
+	uint64_t last = s->dq_last;
+
+	if (!s->has_dq || !last)
+		return;
+	pthread_mutex_unlock(&s->lock);
+	flex_device_wait(s->dev, s->dq, last, -1);	/* its failure is reported elsewhere */
+	pthread_mutex_lock(&s->lock);
+}
+
 int flex_overlap_reset(struct flex_stream *s)
 {
 	struct flex_queue_status d;
@@ -214,6 +230,7 @@ int flex_overlap_reset(struct flex_stream *s)
 	s->acc_barrier = 0;
 	if (!s->has_dq)
 		return 0;
+	flex_overlap_quiesce(s);
 	for (tries = 0; tries <= 1000; tries++) {
 		err = flex_device_queue_status(s->dev, s->dq, &d);
 		if (err || !d.fault_code)

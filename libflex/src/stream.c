@@ -999,6 +999,9 @@ FLEX_EXPORT void flex_stream_destroy(struct flex_stream *s)
 	 */
 	if (atomic_load(&s->submitted))
 		flex_device_wait(s->dev, s->qid, atomic_load(&s->submitted), -1);
+	pthread_mutex_lock(&s->lock);
+	flex_overlap_quiesce(s);	/* after a fault, uploads may still run */
+	pthread_mutex_unlock(&s->lock);
 	while ((d = s->def_head)) {
 		s->def_head = d->next;
 		free(d->buf);

@@ -184,7 +184,7 @@ struct flex_stream {
 	int has_dq;
 	int dq_err;			/* why there is no DMA queue: do not ask again */
 	uint32_t dq;
-	uint64_t uploads_overlapped;	/* uploads that went to the DMA queue */
+	uint64_t dq_last;		/* the last CB submitted to it */
 	struct stream_access acc[ACCESS_MAX];
 	unsigned int n_acc;
 	uint64_t acc_barrier;		/* uploads wait for main-queue CBs up to it */
@@ -273,6 +273,8 @@ void flex_overlap_barrier(struct flex_stream *s, uint64_t seq);
 int flex_stream_upload(struct flex_stream *s, const struct flex_cb *cb);
 /* The main queue's status, with the DMA queue's fault when an upload failed. */
 int flex_stream_status(struct flex_stream *s, struct flex_queue_status *st);
+/* Wait (lock dropped) until the DMA queue has run or failed what it was given. */
+void flex_overlap_quiesce(struct flex_stream *s);
 /* After a reset of the main queue: reset the DMA queue too; forget the ranges. */
 int flex_overlap_reset(struct flex_stream *s);
 /* Destroy the DMA queue, if there is one. */
