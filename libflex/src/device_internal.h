@@ -14,9 +14,9 @@ int flex_device_enumerate_at(const char *class_dir, struct flex_device_info *out
 
 /*
  * Streams' DMA queues (overlap.c) on one device file: at most
- * FLEX_DMA_QUEUES_MAX of its FLEX_MAX_QUEUES, so that they never keep a
- * stream from having its main queue. Take one before creating it (false:
- * none left), give it back when it is destroyed.
+ * FLEX_DMA_QUEUES_MAX of its FLEX_MAX_QUEUES, so that at least the other
+ * three quarters are left for streams' main queues. Take one before
+ * creating it (false: none left), give it back when it is destroyed.
  */
 #define FLEX_DMA_QUEUES_MAX	(FLEX_MAX_QUEUES / 4)
 bool flex_device_dma_queue_take(struct flex_device *dev);

@@ -325,8 +325,7 @@ int flex_launch_dma_steps(struct flex_stream *s, const char *name, const struct 
 			    cb->opcode == FLEX_CB_DMA_FROM_DEVICE) {
 				n++;
 				/* Its seqno once the batch is queued: uploads after it wait. */
-				flex_overlap_note(s, va[i].region_id, cb->dma.dev.offset,
-						  st->size, s->assigned + n);
+				flex_overlap_note_dma(s, cb, s->assigned + n);
 				continue;
 			}
 			/* What came before goes first, in order. */
@@ -342,8 +341,7 @@ int flex_launch_dma_steps(struct flex_stream *s, const char *name, const struct 
 			}
 			/* Beyond one CB: split (copy.c), in order on the main queue. */
 			err = flex_copy_enqueue_dma(s, cb);
-			flex_overlap_note(s, va[i].region_id, cb->dma.dev.offset, st->size,
-					  s->assigned);
+			flex_overlap_note_dma(s, cb, s->assigned);
 			continue;
 		}
 		/* A host operation: what came before goes first, in order. */

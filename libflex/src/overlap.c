@@ -58,8 +58,8 @@ static void acc_prune(struct flex_stream *s)
 	s->n_acc = n;
 }
 
-void flex_overlap_note(struct flex_stream *s, uint64_t region, uint64_t lo, uint64_t size,
-		       uint64_t seq)
+static void note(struct flex_stream *s, int host, uint64_t region, uint64_t lo, uint64_t size,
+		 uint64_t seq)
 {
 	uint64_t hi = size > UINT64_MAX - lo ? UINT64_MAX : lo + size;
 	unsigned int i, old = 0;
@@ -70,7 +70,7 @@ void flex_overlap_note(struct flex_stream *s, uint64_t region, uint64_t lo, uint
 		struct stream_access *a = &s->acc[i];
 
 		/* The same range again (a tensor each launch reads): one entry. */
-		if (a->region == region && a->lo <= hi && lo <= a->hi) {
+		if (a->host == host && a->region == region && a->lo <= hi && lo <= a->hi) {
 			a->lo = a->lo < lo ? a->lo : lo;
 			a->hi = a->hi > hi ? a->hi : hi;
 			a->seq = a->seq > seq ? a->seq : seq;
@@ -87,7 +87,21 @@ void flex_overlap_note(struct flex_stream *s, uint64_t region, uint64_t lo, uint
 		flex_overlap_barrier(s, s->acc[old].seq);
 		s->acc[old] = s->acc[--s->n_acc];
 	}
-	s->acc[s->n_acc++] = (struct stream_access){ region, lo, hi, seq };
+	s->acc[s->n_acc++] = (struct stream_access){ region, lo, hi, seq, host };
+}
+
+void flex_overlap_note(struct flex_stream *s, uint64_t region, uint64_t lo, uint64_t size,
+		       uint64_t seq)
+{
+	note(s, 0, region, lo, size, seq);
+}
+
+void flex_overlap_note_dma(struct flex_stream *s, const struct flex_cb *cb, uint64_t seq)
+{
+	note(s, 0, cb->dma.dev.region_id, cb->dma.dev.offset, cb->dma.size, seq);
+	/* A download writes host memory that an upload after it may send. */
+	if (cb->opcode == FLEX_CB_DMA_FROM_DEVICE)
+		note(s, 1, 0, cb->dma.host_ptr, cb->dma.size, seq);
 }
 
 void flex_overlap_barrier(struct flex_stream *s, uint64_t seq)
@@ -96,18 +110,36 @@ void flex_overlap_barrier(struct flex_stream *s, uint64_t seq)
 		s->acc_barrier = seq;
 }
 
-/* The last main-queue CB an upload into [lo, lo + size) of @region must wait for; 0: none. */
-static uint64_t hazard(const struct flex_stream *s, uint64_t region, uint64_t lo, uint64_t size)
+/* Does @a meet [lo, lo + size) of @region, or of host memory? */
+static int meets(const struct stream_access *a, int host, uint64_t region, uint64_t lo,
+		 uint64_t size)
 {
-	uint64_t hi = size > UINT64_MAX - lo ? UINT64_MAX : lo + size, seq = s->acc_barrier;
+	uint64_t hi = size > UINT64_MAX - lo ? UINT64_MAX : lo + size;
+
+	return a->host == host && (host || a->region == region) && a->lo < hi && lo < a->hi;
+}
+
+/*
+ * The last main-queue CB upload @cb must wait for (it writes what that CB
+ * uses, or reads host memory a download writes); 0: none. Never beyond
+ * what the driver was given: with nothing held back, a seqno noted for a
+ * batch the driver refused names no CB (the next CBs take it).
+ */
+static uint64_t hazard(const struct flex_stream *s, const struct flex_cb *cb)
+{
+	uint64_t seq = s->acc_barrier, sub = atomic_load(&s->submitted);
 	unsigned int i;
 
 	for (i = 0; i < s->n_acc; i++) {
 		const struct stream_access *a = &s->acc[i];
 
-		if (a->region == region && a->lo < hi && lo < a->hi && a->seq > seq)
+		if (a->seq > seq &&
+		    (meets(a, 0, cb->dma.dev.region_id, cb->dma.dev.offset, cb->dma.size) ||
+		     meets(a, 1, 0, cb->dma.host_ptr, cb->dma.size)))
 			seq = a->seq;
 	}
+	if (seq > sub)
+		seq = sub;
 	return seq > s->completed ? seq : 0;
 }
 
@@ -139,6 +171,16 @@ static int dq_get(struct flex_stream *s)
 	return 0;
 }
 
+/* The upload in order on the main queue: later uploads must know what it writes. */
+static int main_queue(struct flex_stream *s, const struct flex_cb *cb)
+{
+	int err = flex_stream_enqueue_cbs(s, (struct flex_cb *)cb, 1);
+
+	if (!err)
+		flex_overlap_note_dma(s, cb, s->assigned);
+	return err;
+}
+
 int flex_stream_upload(struct flex_stream *s, const struct flex_cb *cb)
 {
 	struct flex_cb cbs[2], join;
@@ -147,8 +189,8 @@ int flex_stream_upload(struct flex_stream *s, const struct flex_cb *cb)
 	int err;
 
 	if (!s->overlap || s->head || flex_stream_poisoned(s) || dq_get(s))
-		return flex_stream_enqueue_cbs(s, (struct flex_cb *)cb, 1);
-	hz = hazard(s, cb->dma.dev.region_id, cb->dma.dev.offset, cb->dma.size);
+		return main_queue(s, cb);
+	hz = hazard(s, cb);
 	if (hz)
 		cbs[n++] = (struct flex_cb){
 			.opcode = FLEX_CB_WAIT, .user_data = cb->user_data,
@@ -157,7 +199,7 @@ int flex_stream_upload(struct flex_stream *s, const struct flex_cb *cb)
 	cbs[n++] = *cb;
 	err = flex_device_submit(s->dev, s->dq, cbs, n, 0, &seq);
 	if (err == -EAGAIN)	/* the DMA queue is full: in order, then */
-		return flex_stream_enqueue_cbs(s, (struct flex_cb *)cb, 1);
+		return main_queue(s, cb);
 	if (err == -EIO) {
 		/* An upload before it faulted: its join reports it. */
 		s->dev_faulted = 1;
@@ -221,6 +263,14 @@ void flex_overlap_quiesce(struct flex_stream *s)
 	pthread_mutex_lock(&s->lock);
 }
 
+int flex_overlap_idle(struct flex_stream *s)
+{
+	struct flex_queue_status d;
+
+	return !s->has_dq || !s->dq_last ||
+	       flex_device_queue_status(s->dev, s->dq, &d) || d.completed >= s->dq_last;
+}
+
 int flex_overlap_reset(struct flex_stream *s)
 {
 	struct flex_queue_status d;
@@ -230,7 +280,6 @@ int flex_overlap_reset(struct flex_stream *s)
 	s->acc_barrier = 0;
 	if (!s->has_dq)
 		return 0;
-	flex_overlap_quiesce(s);
 	for (tries = 0; tries <= 1000; tries++) {
 		err = flex_device_queue_status(s->dev, s->dq, &d);
 		if (err || !d.fault_code)

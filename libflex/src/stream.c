@@ -879,10 +879,16 @@ static int aq_query(struct flex_alloc_queue *q, uint64_t seq)
 
 	if (pthread_mutex_trylock(&s->lock))
 		return -EBUSY;
-	if (seq > s->completed && !flex_device_queue_status(s->dev, s->qid, &st))
+	if (seq > s->completed && !flex_device_queue_status(s->dev, s->qid, &st)) {
 		s->completed = st.completed;
+		if (st.fault_code)
+			s->dev_faulted = 1;
+	}
 	sub = atomic_load(&s->submitted);
 	done = (seq <= sub || !s->head) && (seq < sub ? seq : sub) <= s->completed;
+	/* After a fault, uploads the fault cancelled the WAITs of may still run. */
+	if (done && flex_stream_poisoned(s) && !flex_overlap_idle(s))
+		done = 0;
 	pthread_mutex_unlock(&s->lock);
 	return done ? 0 : -EBUSY;
 }
@@ -895,7 +901,15 @@ static int aq_wait(struct flex_alloc_queue *q, uint64_t seq)
 
 	if (atomic_load(&s->submitted) < seq)
 		err = flex_stream_wait_submitted(s, seq);
-	return err ? err : flex_device_wait(s->dev, s->qid, seq, -1);
+	if (!err)
+		err = flex_device_wait(s->dev, s->qid, seq, -1);
+	if (err) {
+		/* Failed or cancelled: uploads whose WAITs it cancelled may still run. */
+		pthread_mutex_lock(&s->lock);
+		flex_overlap_quiesce(s);
+		pthread_mutex_unlock(&s->lock);
+	}
+	return err;
 }
 
 static const struct flex_alloc_queue_ops aq_ops = {
@@ -969,7 +983,7 @@ void flex_stream_put(struct flex_stream *s)
 	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
 		return;
 	/* Cancels anything still queued and waits for the running CB. */
-	flex_overlap_destroy(s);	/* first: its WAITs name the main queue */
+	flex_overlap_destroy(s);	/* gone already after flex_stream_destroy() */
 	flex_device_queue_destroy(s->dev, s->qid);
 	flex_device_unref(s->dev);
 	pthread_cond_destroy(&s->cond);
@@ -984,7 +998,7 @@ FLEX_EXPORT void flex_stream_destroy(struct flex_stream *s)
 
 	if (!s)
 		return;
-	flex_stream_synchronize(s, NULL);
+	flex_stream_synchronize(s, NULL);	/* and after a fault, the uploads */
 	/* Its work has run: blocks freed after it are free. */
 	flex_alloc_queue_retire(s->ctx->alloc, &s->aq);
 	pthread_mutex_lock(&s->lock);
@@ -999,8 +1013,10 @@ FLEX_EXPORT void flex_stream_destroy(struct flex_stream *s)
 	 */
 	if (atomic_load(&s->submitted))
 		flex_device_wait(s->dev, s->qid, atomic_load(&s->submitted), -1);
+	/* Idle now (events name only the main queue): its queue and budget go. */
 	pthread_mutex_lock(&s->lock);
-	flex_overlap_quiesce(s);	/* after a fault, uploads may still run */
+	flex_overlap_quiesce(s);
+	flex_overlap_destroy(s);
 	pthread_mutex_unlock(&s->lock);
 	while ((d = s->def_head)) {
 		s->def_head = d->next;
@@ -1082,6 +1098,9 @@ FLEX_EXPORT int flex_stream_synchronize(struct flex_stream *s, struct flex_strea
 	if (!err)
 		err = &local;
 	ret = current_error(s, have_st ? &st : NULL, err);
+	/* After a failure, "done" includes the uploads still running (overlap.c). */
+	if (ret)
+		flex_overlap_quiesce(s);
 	s->stats.synchronizes++;
 	s->stats.sync_ns += now_ns() - t0;
 	pthread_mutex_unlock(&s->lock);
@@ -1129,7 +1148,10 @@ FLEX_EXPORT int flex_stream_reset(struct flex_stream *s)
 	/* The worker drops what a poisoned stream held back; let it finish. */
 	while (s->head)
 		pthread_cond_wait(&s->cond, &s->lock);
-	for (tries = 0;; tries++) {
+	/* First the DMA queue, once what runs there has: nothing is left to land later. */
+	flex_overlap_quiesce(s);
+	err = flex_overlap_reset(s);
+	for (tries = 0; !err; tries++) {
 		err = flex_device_queue_status(s->dev, s->qid, &st);
 		if (err || !st.fault_code)
 			break;
@@ -1157,8 +1179,6 @@ FLEX_EXPORT int flex_stream_reset(struct flex_stream *s)
 		if (!err)
 			st.submitted = st.completed = seq;
 	}
-	if (!err)
-		err = flex_overlap_reset(s);
 	if (!err) {
 		s->dev_faulted = 0;
 		s->has_host_err = 0;

@@ -129,11 +129,13 @@ struct deferred {
 #define NAME_RING	256
 
 /*
- * Overlap (overlap.c): a range of device memory that main-queue CBs up to
- * @seq read or write, [@lo, @hi) in @region.
+ * Overlap (overlap.c): a range that main-queue CBs up to @seq read or
+ * write, [@lo, @hi) in device region @region, or in host memory (@host:
+ * a download's destination, which a later upload may read).
  */
 struct stream_access {
 	uint64_t region, lo, hi, seq;
+	int host;
 };
 
 #define ACCESS_MAX	32
@@ -269,15 +271,19 @@ void flex_copy_stage_release(struct flex_stream *s);
 void flex_overlap_note(struct flex_stream *s, uint64_t region, uint64_t lo, uint64_t size,
 		       uint64_t seq);
 void flex_overlap_barrier(struct flex_stream *s, uint64_t seq);
+/* A DMA CB on the main queue, at @seq: what it touches, device and host. */
+void flex_overlap_note_dma(struct flex_stream *s, const struct flex_cb *cb, uint64_t seq);
 /* A host -> device DMA CB of at most FLEX_DMA_MAX_SIZE, on the DMA queue when it can. */
 int flex_stream_upload(struct flex_stream *s, const struct flex_cb *cb);
 /* The main queue's status, with the DMA queue's fault when an upload failed. */
 int flex_stream_status(struct flex_stream *s, struct flex_queue_status *st);
 /* Wait (lock dropped) until the DMA queue has run or failed what it was given. */
 void flex_overlap_quiesce(struct flex_stream *s);
-/* After a reset of the main queue: reset the DMA queue too; forget the ranges. */
+/* Without waiting: has the DMA queue run or failed what it was given? */
+int flex_overlap_idle(struct flex_stream *s);
+/* Before a reset of the main queue (quiesced): reset the DMA queue; forget the ranges. */
 int flex_overlap_reset(struct flex_stream *s);
-/* Destroy the DMA queue, if there is one. */
+/* Destroy the DMA queue, if there is one (idle), and give back its budget. */
 void flex_overlap_destroy(struct flex_stream *s);
 
 /* correction.c. Without s->lock: an arena of at least @bytes (grown if needed). */

@@ -13,6 +13,7 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include <flex/context.h>
 #include <flex/device.h>
@@ -198,6 +199,136 @@ TEST(host_functions_and_event_waits_order_the_uploads_after_them)
 
 	flex_event_destroy(ev);
 	flex_stream_destroy(other);
+	flex_stream_destroy(s);
+	flex_context_destroy(ctx);
+}
+
+/*
+ * A download writes host memory that a later upload may send: the upload
+ * waits for it, so B gets the add's result that the download carried
+ * through @host, not what @host held before.
+ */
+TEST(an_upload_from_a_downloads_buffer_waits_for_the_download)
+{
+	struct flex_context *ctx = open_ctx_regions(_metadata, 64 * MiB, 4);
+	static int32_t a[N * N], host[N * N], out[N * N], want[N * N];
+	flex_alloc_index_t A, B;
+	struct flex_stream *s;
+	struct flex_job *add;
+	int i;
+
+	ASSERT_NE(NULL, ctx);
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &s));
+	add = add_job(_metadata, ctx, N, N);
+	ASSERT_NE(NULL, add);
+	A = alloc_bytes(_metadata, ctx, TBYTES);
+	B = alloc_bytes(_metadata, ctx, TBYTES);
+	fill_tile(a, 21);
+	upload(_metadata, s, A, a);
+	sync_ok(_metadata, s, "first upload");
+	for (i = 0; i < N * N; i++) {
+		host[i] = -1;
+		want[i] = 2 * a[i];
+	}
+
+	ASSERT_EQ(0, engines_pause(1));
+	launch_add(_metadata, s, add, A, A, A);		/* A = 2a */
+	ASSERT_EQ(0, flex_stream_copy(s, FLEX_COPY_FROM_DEVICE, A, 0, host, TBYTES));
+	upload(_metadata, s, B, host);			/* sends what the download brought */
+	ASSERT_EQ(0, engines_pause(0));
+	ASSERT_EQ(0, flex_stream_copy(s, FLEX_COPY_FROM_DEVICE, B, 0, out, TBYTES));
+	sync_ok(_metadata, s, "add, download, upload");
+	expect_tile(_metadata, out, want, "B: the upload ran before the download it sends");
+	flex_job_destroy(add);
+	flex_stream_destroy(s);
+	flex_context_destroy(ctx);
+}
+
+/*
+ * An upload that had to go to the main queue (it came while a host
+ * function held the stream's work back) is known to the uploads after it:
+ * a later upload into the same memory waits for it instead of landing
+ * first, so the later one's data is what stays.
+ */
+TEST(an_upload_held_back_on_the_main_queue_orders_later_uploads)
+{
+	struct flex_context *ctx = open_ctx_regions(_metadata, 64 * MiB, 4);
+	static int32_t first[N * N], second[N * N], out[N * N], scratch[N * N];
+	struct flex_queue_status st;
+	flex_alloc_index_t X, T;
+	struct flex_stream *s;
+	struct flex_job *add;
+	uint64_t m0, d0;
+	int tries;
+
+	ASSERT_NE(NULL, ctx);
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &s));
+	add = add_job(_metadata, ctx, N, N);
+	ASSERT_NE(NULL, add);
+	X = alloc_bytes(_metadata, ctx, TBYTES);
+	T = alloc_bytes(_metadata, ctx, TBYTES);
+	fill_tile(first, 100);
+	fill_tile(second, 9000);
+	upload(_metadata, s, T, scratch);
+	sync_ok(_metadata, s, "first upload");
+	ASSERT_EQ(0, flex_device_queue_status(flex_context_device(ctx), flex_stream_queue_id(s),
+					      &st));
+	m0 = st.submitted;
+
+	ASSERT_EQ(0, engines_pause(1));
+	ASSERT_EQ(0, flex_stream_host_func(s, host_fill_7, scratch));
+	launch_add(_metadata, s, add, T, T, T);		/* held back: 2 CBs */
+	upload(_metadata, s, X, first);			/* held back: main queue */
+	/* The worker hands all of it to the driver: NOP, 2 CBs, the upload. */
+	for (tries = 0; tries < 1000; tries++) {
+		ASSERT_EQ(0, flex_device_queue_status(flex_context_device(ctx),
+						      flex_stream_queue_id(s), &st));
+		if (st.submitted >= m0 + 4)
+			break;
+		usleep(10000);
+	}
+	ASSERT_EQ(m0 + 4, st.submitted) TH_LOG("the worker did not drain the stream");
+	d0 = dq_submitted(_metadata, ctx, s);
+	upload(_metadata, s, X, second);
+	EXPECT_EQ(d0 + 2, dq_submitted(_metadata, ctx, s)) TH_LOG("no WAIT for the held-back upload");
+	ASSERT_EQ(0, engines_pause(0));
+	ASSERT_EQ(0, flex_stream_copy(s, FLEX_COPY_FROM_DEVICE, X, 0, out, TBYTES));
+	sync_ok(_metadata, s, "two uploads into X");
+	expect_tile(_metadata, out, second, "X: the held-back first upload landed last");
+	flex_job_destroy(add);
+	flex_stream_destroy(s);
+	flex_context_destroy(ctx);
+}
+
+/*
+ * A download the driver refuses (its host buffer cannot be pinned) leaves
+ * the stream usable, and the upload after it into the same memory is not
+ * made to wait for the seqno the refused CB would have had (the driver
+ * refuses a WAIT for a CB not yet submitted).
+ */
+TEST(an_upload_after_a_refused_download_is_not_refused)
+{
+	struct flex_context *ctx = open_ctx_regions(_metadata, 64 * MiB, 4);
+	static int32_t data[N * N], out[N * N];
+	flex_alloc_index_t C;
+	struct flex_stream *s;
+	void *none;
+
+	ASSERT_NE(NULL, ctx);
+	ASSERT_EQ(0, flex_stream_new(ctx, FLEX_STREAM_PRIO_NORMAL, &s));
+	C = alloc_bytes(_metadata, ctx, TBYTES);
+	upload(_metadata, s, C, data);
+	sync_ok(_metadata, s, "first upload");
+	none = mmap(NULL, TBYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, none);
+	EXPECT_EQ(-EFAULT, flex_stream_copy(s, FLEX_COPY_FROM_DEVICE, C, 0, none, TBYTES))
+		TH_LOG("%s", flex_last_error());
+	fill_tile(data, 77);
+	upload(_metadata, s, C, data);
+	ASSERT_EQ(0, flex_stream_copy(s, FLEX_COPY_FROM_DEVICE, C, 0, out, TBYTES));
+	sync_ok(_metadata, s, "after the refused download");
+	expect_tile(_metadata, out, data, "C");
+	munmap(none, TBYTES);
 	flex_stream_destroy(s);
 	flex_context_destroy(ctx);
 }

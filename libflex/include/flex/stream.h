@@ -87,7 +87,8 @@ struct flex_event;
  * FLEX_STREAM_OVERLAP=0 in the environment, read here, keeps every CB on
  * the stream's one queue. The second queue is created at the first upload
  * and counts against the file's FLEX_MAX_QUEUES; at most a quarter of
- * them go to such queues, and a stream that finds none left does without.
+ * them go to such queues (so at least 48 streams of a file can be
+ * created), and a stream that finds none left does without.
  *
  * Return: 0; -EINVAL bad priority; -EACCES a priority above
  * FLEX_STREAM_PRIO_NORMAL without CAP_SYS_NICE (it can starve other
