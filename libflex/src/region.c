@@ -100,18 +100,25 @@ int flex_region_alloc(struct region *r, uint32_t g, enum flex_alloc_kind kind, u
 	struct bt_pos p;
 	bool found;
 
-	if (top_down)
+	if (top_down) {
 		found = bt_last_fit(&r->by_offset, g, &p);
-	else if (r->best_fit)
+	} else if (r->best_fit) {
+		/*
+		 * The index says what the block is: what follows until the
+		 * by-offset tree changes does not wait for the block's leaf,
+		 * a likely cache miss, to load.
+		 */
 		found = flex_size_index_best(&r->by_size, g, &start, &size) &&
 			bt_lower_bound(&r->by_offset, start, 0, &p);
-	else
+	} else {
 		found = bt_first_fit(&r->by_offset, g, &p);
+	}
 	if (!found)
 		return -ENOSPC;
-
-	start = bt_key(p);
-	size = bt_val(p);
+	if (top_down || !r->best_fit) {
+		start = bt_key(p);
+		size = bt_val(p);
+	}
 	/*
 	 * Only the index may need memory, so it changes first: the by-offset
 	 * tree changes or drops an entry.
