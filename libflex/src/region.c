@@ -6,11 +6,14 @@
 
 #include "region.h"
 
-/* Add or remove a free block in the best-fit index (when there is one). */
-static void size_add(struct region *r, uint32_t start, uint32_t size)
+/*
+ * Add or remove a free block in the best-fit index (when there is one).
+ * Adding may fail for lack of host memory (-ENOMEM), and then changes
+ * nothing.
+ */
+static int size_add(struct region *r, uint32_t start, uint32_t size)
 {
-	if (r->best_fit)
-		flex_size_index_add(&r->by_size, start, size);
+	return r->best_fit ? flex_size_index_add(&r->by_size, start, size) : 0;
 }
 
 static void size_del(struct region *r, uint32_t start, uint32_t size)
@@ -19,18 +22,11 @@ static void size_del(struct region *r, uint32_t start, uint32_t size)
 		flex_size_index_del(&r->by_size, start, size);
 }
 
-/* A free block in the best-fit index was split or merged. */
-static void size_move(struct region *r, uint32_t start, uint32_t size, uint32_t nstart,
-		      uint32_t nsize)
+/* A free block in the best-fit index is split or merged; as size_add(). */
+static int size_move(struct region *r, uint32_t start, uint32_t size, uint32_t nstart,
+		     uint32_t nsize)
 {
-	if (r->best_fit)
-		flex_size_index_move(&r->by_size, start, size, nstart, nsize);
-}
-
-/* Room to add a free block of @size to the best-fit index (when there is one). */
-static int size_reserve(struct region *r, uint32_t size)
-{
-	return r->best_fit ? flex_size_index_reserve(&r->by_size, size) : 0;
+	return r->best_fit ? flex_size_index_move(&r->by_size, start, size, nstart, nsize) : 0;
 }
 
 void flex_region_setup(struct region *r, unsigned int slot, pthread_mutex_t *lock, bool best_fit)
@@ -72,14 +68,13 @@ int flex_region_activate(struct region *r, const struct flex_region *src)
 		return -EINVAL;
 	if (r->best_fit && flex_size_index_start(&r->by_size, (uint32_t)granules))
 		return -ENOMEM;
-	if (bt_reserve(&r->by_offset) || size_reserve(r, (uint32_t)granules)) {
+	if (bt_reserve(&r->by_offset) || size_add(r, 0, (uint32_t)granules)) {
 		flex_size_index_stop(&r->by_size);
 		return -ENOMEM;
 	}
 	r->src = *src;
 	r->size = gran_to_bytes((uint32_t)granules);
 	bt_insert(&r->by_offset, 0, (uint32_t)granules);
-	size_add(r, 0, (uint32_t)granules);
 	r->free_bytes = r->size;
 	r->allocated_bytes = 0;
 	r->requested_bytes = 0;
@@ -105,21 +100,29 @@ int flex_region_alloc(struct region *r, uint32_t g, enum flex_alloc_kind kind, u
 	struct bt_pos p;
 	bool found;
 
-	if (top_down)
+	if (top_down) {
 		found = bt_last_fit(&r->by_offset, g, &p);
-	else if (r->best_fit)
+	} else if (r->best_fit) {
+		/*
+		 * The index says what the block is: what follows until the
+		 * by-offset tree changes does not wait for the block's leaf,
+		 * a likely cache miss, to load.
+		 */
 		found = flex_size_index_best(&r->by_size, g, &start, &size) &&
 			bt_lower_bound(&r->by_offset, start, 0, &p);
-	else
+	} else {
 		found = bt_first_fit(&r->by_offset, g, &p);
+	}
 	if (!found)
 		return -ENOSPC;
-
-	start = bt_key(p);
-	size = bt_val(p);
-	/* Only the index may need memory: the by-offset tree changes or drops an entry. */
-	if (size > g && size_reserve(r, size - g))
-		return -ENOMEM;
+	if (top_down || !r->best_fit) {
+		start = bt_key(p);
+		size = bt_val(p);
+	}
+	/*
+	 * Only the index may need memory, so it changes first: the by-offset
+	 * tree changes or drops an entry.
+	 */
 	if (size == g) {
 		/* Exact fit: the free block goes away. */
 		size_del(r, start, size);
@@ -127,13 +130,15 @@ int flex_region_alloc(struct region *r, uint32_t g, enum flex_alloc_kind kind, u
 		*start_out = start;
 	} else if (top_down) {
 		/* Carve the top end: the free part keeps its start. */
+		if (size_move(r, start, size, start, size - g))
+			return -ENOMEM;
 		bt_set(&r->by_offset, p, start, size - g);
-		size_move(r, start, size, start, size - g);
 		*start_out = start + size - g;
 	} else {
 		/* Carve the bottom end: the free part starts after it. */
+		if (size_move(r, start, size, start + g, size - g))
+			return -ENOMEM;
 		bt_set(&r->by_offset, p, start + g, size - g);
-		size_move(r, start, size, start + g, size - g);
 		*start_out = start;
 	}
 	/*
@@ -175,24 +180,30 @@ int flex_region_free(struct region *r, uint32_t s, uint32_t z, uint32_t leaf, st
 	with_prev = gap.has_pred && (uint64_t)bt_key(gap.pred) + bt_val(gap.pred) == s;
 	merged_start = with_prev ? bt_key(gap.pred) : s;
 	merged_size = z + (with_prev ? bt_val(gap.pred) : 0) + (with_next ? bt_val(gap.succ) : 0);
-	/* Before any change; it grows only the index, so gap stays valid. */
-	if (size_reserve(r, merged_size))
-		return -ENOMEM;
 
+	/*
+	 * The index first: only its change may fail, and the by-offset tree
+	 * has its node reserved.
+	 */
 	if (with_prev && with_next) {
+		if (size_move(r, merged_start, bt_val(gap.pred), merged_start, merged_size))
+			return -ENOMEM;
 		size_del(r, s + z, bt_val(gap.succ));
-		size_move(r, merged_start, bt_val(gap.pred), merged_start, merged_size);
 		/* Setting moves no entry, so gap.succ stays valid for the deletion. */
 		bt_set(&r->by_offset, gap.pred, merged_start, merged_size);
 		bt_delete(&r->by_offset, gap.succ);
 	} else if (with_prev) {
-		size_move(r, merged_start, bt_val(gap.pred), merged_start, merged_size);
+		if (size_move(r, merged_start, bt_val(gap.pred), merged_start, merged_size))
+			return -ENOMEM;
 		bt_set(&r->by_offset, gap.pred, merged_start, merged_size);
 	} else if (with_next) {
+		if (size_move(r, s + z, bt_val(gap.succ), merged_start, merged_size))
+			return -ENOMEM;
 		/* The successor grows downward; its place in the order holds. */
-		size_move(r, s + z, bt_val(gap.succ), merged_start, merged_size);
 		bt_set(&r->by_offset, gap.succ, merged_start, merged_size);
 	} else {
+		if (size_add(r, s, z))
+			return -ENOMEM;
 		if (gap.has_succ) {
 			bt_insert_before(&r->by_offset, gap.succ, s, z);
 		} else if (gap.has_pred) {
@@ -201,7 +212,6 @@ int flex_region_free(struct region *r, uint32_t s, uint32_t z, uint32_t leaf, st
 		} else {
 			bt_insert(&r->by_offset, s, z);
 		}
-		size_add(r, s, z);
 	}
 
 	r->free_bytes += gran_to_bytes(z);

@@ -4,7 +4,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "size_index.h"
+
+/* ---- where a bin keeps its blocks ---- */
+
+static inline bool in_tree(const struct size_bin *b)
+{
+	return !b->cap;
+}
+
+static inline bool in_slots(const struct size_bin *b)
+{
+	return b->a == b->slot;
+}
+
+/* @b's (at most BIN_SLOTS) blocks go to its slots, from an array or the tree (none left). */
+static void to_slots(struct size_bin *b)
+{
+	uint32_t v[BIN_SLOTS];
+
+	for (unsigned int i = 0; i < BIN_SLOTS; i++)
+		v[i] = i < b->n && !in_tree(b) ? b->a[i] : BIN_PAD;
+	if (!in_tree(b) && !in_slots(b))
+		free(b->a);
+	memcpy(b->slot, v, sizeof(v));
+	b->a = b->slot;
+	b->cap = BIN_SLOTS;
+	if (!b->n)
+		b->lo = 0;
+}
 
 void flex_size_index_init(struct size_index *x)
 {
@@ -31,6 +63,10 @@ int flex_size_index_start(struct size_index *x, uint32_t granules)
 		flex_size_index_stop(x);
 		return -ENOMEM;
 	}
+	for (uint32_t s = 0; s < n; s++) {
+		x->bin[s].a = x->bin[s].slot;	/* so that to_slots() frees nothing */
+		to_slots(&x->bin[s]);
+	}
 	x->num_bins = n;
 	return 0;
 }
@@ -38,8 +74,8 @@ int flex_size_index_start(struct size_index *x, uint32_t granules)
 void flex_size_index_stop(struct size_index *x)
 {
 	for (uint32_t s = 0; x->bin && s < x->num_bins; s++)
-		if (x->bin[s].mode == BIN_ARRAY)
-			free(x->bin[s].arr.starts);
+		if (!in_tree(&x->bin[s]) && !in_slots(&x->bin[s]))
+			free(x->bin[s].a);
 	flex_bt_clear(&x->tree);
 	free(x->bin);
 	free(x->map);
@@ -50,7 +86,7 @@ void flex_size_index_stop(struct size_index *x)
 	x->num_bins = 0;
 }
 
-/* ---- the bitmap of non-empty bins ---- */
+/* ---- the bitmap of non-empty bins: set and cleared without a branch ---- */
 
 static inline void mark(struct size_index *x, uint32_t s)
 {
@@ -58,11 +94,11 @@ static inline void mark(struct size_index *x, uint32_t s)
 	x->map_top[s / 4096] |= 1ULL << (s / 64 % 64);
 }
 
-static inline void unmark(struct size_index *x, uint32_t s)
+/* Bin @s has @n blocks now: clear its bits if none. */
+static inline void unmark_if_empty(struct size_index *x, uint32_t s, uint32_t n)
 {
-	x->map[s / 64] &= ~(1ULL << (s % 64));
-	if (!x->map[s / 64])
-		x->map_top[s / 4096] &= ~(1ULL << (s / 64 % 64));
+	x->map[s / 64] &= ~((uint64_t)(n == 0) << (s % 64));
+	x->map_top[s / 4096] &= ~((uint64_t)(x->map[s / 64] == 0) << (s / 64 % 64));
 }
 
 /* The smallest size at or above @g (below num_bins) whose bin has blocks; 0: none. */
@@ -87,20 +123,64 @@ static inline uint32_t next_bin(const struct size_index *x, uint32_t g)
 	return w * 64 + (uint32_t)__builtin_ctzll(x->map[w]);
 }
 
-/* ---- a bin's array: starts in descending order ---- */
+/* ---- scans of a bin's entries: whole groups of BIN_SLOTS, padding included ---- */
 
-/* How many of the @n starts in @a are above @start (no branch on the data). */
-static inline uint32_t above(const uint32_t *a, uint32_t n, uint32_t start)
+#if defined(__SSE2__)
+_Static_assert(BIN_SLOTS == 4, "a group is an SSE2 vector");
+
+static inline __m128i load4(const uint32_t *a)
 {
+	return _mm_loadu_si128((const __m128i *)a);
+}
+
+/* The smaller of each lane, compared as signed. */
+static inline __m128i min4(__m128i a, __m128i b)
+{
+	__m128i gt = _mm_cmpgt_epi32(a, b);
+
+	return _mm_or_si128(_mm_and_si128(gt, b), _mm_andnot_si128(gt, a));
+}
+#endif
+
+/* Where the stored start @v is among the @n used entries of @a; @n if it is not there. */
+static inline uint32_t find(const uint32_t *a, uint32_t n, uint32_t v)
+{
+#if defined(__SSE2__)
+	const __m128i k = _mm_set1_epi32((int)v);
+
+	for (uint32_t i = 0; i < n; i += 4) {
+		__m128i eq = _mm_cmpeq_epi32(load4(&a[i]), k);
+		unsigned int m = (unsigned int)_mm_movemask_ps(_mm_castsi128_ps(eq));
+
+		if (m)
+			return i + (uint32_t)__builtin_ctz(m);
+	}
+#else
+	for (uint32_t i = 0; i < n; i++)
+		if (a[i] == v)
+			return i;
+#endif
+	return n;
+}
+
+/* Where the lowest start is among the @n (at least 1) used entries of @a. */
+static inline uint32_t lowest(const uint32_t *a, uint32_t n)
+{
+#if defined(__SSE2__)
+	__m128i m = load4(a);
+
+	for (uint32_t i = 4; i < n; i += 4)
+		m = min4(m, load4(&a[i]));
+	m = min4(m, _mm_shuffle_epi32(m, _MM_SHUFFLE(1, 0, 3, 2)));
+	m = min4(m, _mm_shuffle_epi32(m, _MM_SHUFFLE(2, 3, 0, 1)));
+	return find(a, n, (uint32_t)_mm_cvtsi128_si32(m));
+#else
 	uint32_t lo = 0;
 
-	while (n > 1) {
-		uint32_t half = n / 2;
-
-		lo = a[lo + half - 1] > start ? lo + half : lo;
-		n -= half;
-	}
-	return lo + (n && a[lo] > start);
+	for (uint32_t i = 1; i < n; i++)
+		lo = (int32_t)a[i] < (int32_t)a[lo] ? i : lo;
+	return lo;
+#endif
 }
 
 /* ---- the tree ---- */
@@ -119,137 +199,134 @@ static void tree_del(struct size_index *x, uint32_t start, uint32_t size)
  */
 static int to_tree(struct size_index *x, struct size_bin *b, uint32_t size)
 {
-	uint32_t *a = b->arr.starts;
 	uint32_t i;
 
 	for (i = 0; i < b->n; i++) {
 		if (bt_reserve(&x->tree))
 			break;
-		bt_insert(&x->tree, size, a[i]);
+		bt_insert(&x->tree, size, b->a[i] ^ BIN_BIAS);
 	}
 	if (i < b->n) {
 		/* Removing entries needs no node: undo what went in. */
 		while (i--)
-			tree_del(x, a[i], size);
+			tree_del(x, b->a[i] ^ BIN_BIAS, size);
 		return -ENOMEM;
 	}
-	free(a);
-	b->mode = BIN_TREE;
+	free(b->a);
+	b->a = NULL;
+	b->cap = 0;
+	b->lo = 0;
 	return 0;
 }
 
-/* ---- changes ---- */
+/*
+ * @b (of @size) is full: move its entries to an array twice as large (or
+ * of BIN_ARRAY_MIN), or its blocks to the tree past BIN_ARRAY_MAX; in the
+ * tree, fill the tree's pools. Return: 0 or -ENOMEM (nothing changed).
+ */
+static int grow(struct size_index *x, struct size_bin *b, uint32_t size)
+{
+	uint32_t cap, *a;
 
-int flex_size_index_reserve(struct size_index *x, uint32_t size)
+	if (in_tree(b))
+		return bt_reserve(&x->tree);
+	if (b->cap == BIN_ARRAY_MAX)
+		return to_tree(x, b, size) ? -ENOMEM : bt_reserve(&x->tree);
+	cap = in_slots(b) ? BIN_ARRAY_MIN : 2U * b->cap;
+	a = malloc(cap * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	memcpy(a, b->a, b->n * sizeof(*a));
+	for (uint32_t i = b->n; i < cap; i++)
+		a[i] = BIN_PAD;
+	if (!in_slots(b))
+		free(b->a);
+	b->a = a;
+	b->cap = (uint16_t)cap;
+	return 0;
+}
+
+/* Room in the bin of @size for one more block. Return: 0 or -ENOMEM (nothing changed). */
+static inline int make_room(struct size_index *x, uint32_t size)
 {
 	struct size_bin *b;
-	uint32_t *a;
 
 	if (size >= x->num_bins)
 		return bt_reserve(&x->tree);
 	b = &x->bin[size];
-	switch (b->mode) {
-	case BIN_INLINE:
-		if (b->n < BIN_SLOTS)
-			return 0;
-		a = malloc(BIN_ARRAY_MIN * sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		for (uint32_t i = 0; i < BIN_SLOTS; i++)
-			a[i] = b->start[BIN_SLOTS - 1 - i];
-		b->arr.starts = a;
-		b->arr.cap = BIN_ARRAY_MIN;
-		b->mode = BIN_ARRAY;
-		return 0;
-	case BIN_ARRAY:
-		if (b->n < b->arr.cap)
-			return 0;
-		if (b->arr.cap < BIN_ARRAY_MAX) {
-			a = realloc(b->arr.starts, 2 * b->arr.cap * sizeof(*a));
-			if (!a)
-				return -ENOMEM;
-			b->arr.starts = a;
-			b->arr.cap *= 2;
-			return 0;
-		}
-		if (to_tree(x, b, size))
-			return -ENOMEM;
-		return bt_reserve(&x->tree);
-	default:
-		return bt_reserve(&x->tree);
-	}
+	/* Full, or in the tree (cap 0). */
+	return b->n < b->cap ? 0 : grow(x, b, size);
 }
 
-void flex_size_index_add(struct size_index *x, uint32_t start, uint32_t size)
+/* ---- changes ---- */
+
+/* Add a block where make_room() made room. */
+static inline void add(struct size_index *x, uint32_t start, uint32_t size)
 {
 	struct size_bin *b;
-	uint32_t i, *a;
+	uint32_t v, n;
 
 	if (size >= x->num_bins) {
 		bt_insert(&x->tree, size, start);
 		return;
 	}
 	b = &x->bin[size];
-	switch (b->mode) {
-	case BIN_INLINE:
-		for (i = b->n; i > 0 && b->start[i - 1] > start; i--)
-			b->start[i] = b->start[i - 1];
-		b->start[i] = start;
-		if (!b->n)
-			mark(x, size);
-		break;
-	case BIN_ARRAY:
-		a = b->arr.starts;
-		i = above(a, b->n, start);
-		memmove(&a[i + 1], &a[i], (b->n - i) * sizeof(*a));
-		a[i] = start;
-		break;
-	default:
+	n = b->n++;
+	if (in_tree(b)) {
 		bt_insert(&x->tree, size, start);
-		break;
+		return;
 	}
-	b->n++;
+	v = start ^ BIN_BIAS;
+	b->a[n] = v;
+	/* An empty bin's lowest (entry 0) is padding: the new one is below. */
+	b->lo = (int32_t)v < (int32_t)b->a[b->lo] ? (uint16_t)n : b->lo;
+	mark(x, size);
+}
+
+int flex_size_index_add(struct size_index *x, uint32_t start, uint32_t size)
+{
+	if (make_room(x, size))
+		return -ENOMEM;
+	add(x, start, size);
+	return 0;
+}
+
+static inline void del(struct size_index *x, uint32_t start, uint32_t size)
+{
+	struct size_bin *b;
+	uint32_t v, i, last, *a;
+
+	if (size >= x->num_bins) {
+		tree_del(x, start, size);
+		return;
+	}
+	b = &x->bin[size];
+	last = --b->n;
+	if (in_tree(b)) {
+		tree_del(x, start, size);
+		if (!last)
+			to_slots(b);
+		unmark_if_empty(x, size, last);
+		return;
+	}
+	a = b->a;
+	v = start ^ BIN_BIAS;
+	/* Best fit takes the lowest: no search. */
+	i = a[b->lo] == v ? b->lo : find(a, last + 1, v);
+	a[i] = a[last];
+	a[last] = BIN_PAD;
+	if (i == b->lo)
+		b->lo = last ? (uint16_t)lowest(a, last) : 0;
+	else
+		b->lo = b->lo == last ? (uint16_t)i : b->lo;
+	if (last <= BIN_SLOTS / 2 && !in_slots(b))
+		to_slots(b);
+	unmark_if_empty(x, size, last);
 }
 
 void flex_size_index_del(struct size_index *x, uint32_t start, uint32_t size)
 {
-	struct size_bin *b;
-	uint32_t i, *a;
-
-	if (size >= x->num_bins) {
-		tree_del(x, start, size);
-		return;
-	}
-	b = &x->bin[size];
-	switch (b->mode) {
-	case BIN_INLINE:
-		for (i = 0; i + 1 < b->n && b->start[i] != start; i++)
-			;
-		for (; i + 1 < b->n; i++)
-			b->start[i] = b->start[i + 1];
-		break;
-	case BIN_ARRAY:
-		a = b->arr.starts;
-		/* Best fit takes the lowest, the last: no search, no shift. */
-		if (a[b->n - 1] != start) {
-			i = above(a, b->n, start);
-			memmove(&a[i], &a[i + 1], (b->n - i - 1) * sizeof(*a));
-		}
-		if (b->n == 2) {
-			/* One left: back into the slots. */
-			b->start[0] = a[0];
-			b->mode = BIN_INLINE;
-			free(a);
-		}
-		break;
-	default:
-		tree_del(x, start, size);
-		if (b->n == 1)
-			b->mode = BIN_INLINE;
-		break;
-	}
-	if (!--b->n)
-		unmark(x, size);
+	del(x, start, size);
 }
 
 /* The order of the tree, as one number. */
@@ -258,17 +335,19 @@ static inline uint64_t pair(struct bt_pos p)
 	return (uint64_t)bt_key(p) << 32 | bt_val(p);
 }
 
-void flex_size_index_move(struct size_index *x, uint32_t start, uint32_t size, uint32_t nstart,
-			  uint32_t nsize)
+int flex_size_index_move(struct size_index *x, uint32_t start, uint32_t size, uint32_t nstart,
+			 uint32_t nsize)
 {
 	uint64_t k = (uint64_t)nsize << 32 | nstart;
 	struct bt_pos p, q;
 
+	if (make_room(x, nsize))
+		return -ENOMEM;
 	if (size < x->num_bins || nsize < x->num_bins ||
 	    !bt_lower_bound(&x->tree, size, start, &p)) {
-		flex_size_index_del(x, start, size);
-		flex_size_index_add(x, nstart, nsize);
-		return;
+		del(x, start, size);
+		add(x, nstart, nsize);
+		return 0;
 	}
 	/*
 	 * Large before and after: one entry of the tree changes. Where it
@@ -281,11 +360,12 @@ void flex_size_index_move(struct size_index *x, uint32_t start, uint32_t size, u
 		q = p;
 		if (!bt_next(&q) || pair(q) > k) {
 			bt_set(&x->tree, p, nsize, nstart);
-			return;
+			return 0;
 		}
 	}
 	bt_delete(&x->tree, p);
 	bt_insert(&x->tree, nsize, nstart);
+	return 0;
 }
 
 bool flex_size_index_best(const struct size_index *x, uint32_t g, uint32_t *start, uint32_t *size)
@@ -293,22 +373,16 @@ bool flex_size_index_best(const struct size_index *x, uint32_t g, uint32_t *star
 	uint32_t s = g < x->num_bins ? next_bin(x, g) : 0;
 	struct bt_pos p;
 
-	if (s) {
+	if (s && !in_tree(&x->bin[s])) {
 		const struct size_bin *b = &x->bin[s];
 
 		*size = s;
-		if (b->mode == BIN_INLINE) {
-			*start = b->start[0];
-			return true;
-		}
-		if (b->mode == BIN_ARRAY) {
-			*start = b->arr.starts[b->n - 1];
-			return true;
-		}
+		*start = b->a[b->lo] ^ BIN_BIAS;
+		return true;
 	}
 	/*
 	 * No bin from @g up to s has blocks: the first entry in the tree at
-	 * or above (g, 0) is the lowest of bin s in tree mode, or (no s) a
+	 * or above (g, 0) is the lowest of bin s in the tree, or (no s) a
 	 * large block.
 	 */
 	if (!bt_lower_bound(&x->tree, g, 0, &p))
@@ -319,7 +393,7 @@ bool flex_size_index_best(const struct size_index *x, uint32_t g, uint32_t *star
 }
 
 /* Check one bin of size @s. */
-static const char *check_bin(const struct size_index *x, uint32_t s, uint64_t *in_tree)
+static const char *check_bin(const struct size_index *x, uint32_t s, uint64_t *tree_count)
 {
 	const struct size_bin *b = &x->bin[s];
 	bool bit = x->map[s / 64] >> (s % 64) & 1;
@@ -330,47 +404,41 @@ static const char *check_bin(const struct size_index *x, uint32_t s, uint64_t *i
 		return "top bitmap bit differs from its word's emptiness";
 	if (s == 0 && b->n)
 		return "blocks of size 0";
-	switch (b->mode) {
-	case BIN_INLINE:
-		if (b->n > BIN_SLOTS)
-			return "inline bin holds more blocks than its slots";
-		for (unsigned int i = 1; i < b->n; i++)
-			if (b->start[i - 1] >= b->start[i])
-				return "inline bin's starts not ascending";
+	if (in_tree(b)) {
+		if (!b->n || b->a)
+			return "bin in the tree empty, or with entries of its own";
+		*tree_count += b->n;
 		return NULL;
-	case BIN_ARRAY:
-		if (b->n < 2 || b->n > b->arr.cap || b->arr.cap > BIN_ARRAY_MAX)
-			return "array bin's count out of range";
-		for (unsigned int i = 1; i < b->n; i++)
-			if (b->arr.starts[i - 1] <= b->arr.starts[i])
-				return "array bin's starts not descending";
-		return NULL;
-	case BIN_TREE:
-		if (!b->n)
-			return "empty bin in tree mode";
-		*in_tree += b->n;
-		return NULL;
-	default:
-		return "bin in an unknown mode";
 	}
+	if (in_slots(b) ? b->cap != BIN_SLOTS || b->n > BIN_SLOTS :
+			  b->cap % BIN_ARRAY_MIN || b->cap > BIN_ARRAY_MAX ||
+			  b->n <= BIN_SLOTS / 2 || b->n > b->cap)
+		return "bin's count or room out of range";
+	if (b->n ? b->lo >= b->n : b->lo != 0)
+		return "bin's lowest out of range";
+	for (unsigned int i = 0; i < b->cap; i++) {
+		if ((i < b->n) == (b->a[i] == BIN_PAD))
+			return "bin's used entries and padding mixed up";
+		if (i < b->n && (int32_t)b->a[i] < (int32_t)b->a[b->lo])
+			return "bin's lowest is not the lowest";
+	}
+	return NULL;
 }
 
-/* Whether the index holds the block (@start, @size). */
+/*
+ * Whether the index holds the block (@start, @size). With the counts
+ * equal, holding every free block means holding each once and nothing else.
+ */
 static bool holds(const struct size_index *x, uint32_t start, uint32_t size)
 {
 	const struct size_bin *b = size < x->num_bins ? &x->bin[size] : NULL;
 	struct bt_pos p;
-	uint32_t i;
 
-	if (b && b->mode == BIN_INLINE) {
-		for (i = 0; i < b->n; i++)
-			if (b->start[i] == start)
+	if (b && !in_tree(b)) {
+		for (uint32_t i = 0; i < b->n; i++)
+			if (b->a[i] == (start ^ BIN_BIAS))
 				return true;
 		return false;
-	}
-	if (b && b->mode == BIN_ARRAY) {
-		i = above(b->arr.starts, b->n, start);
-		return i < b->n && b->arr.starts[i] == start;
 	}
 	return bt_lower_bound(&x->tree, size, start, &p) && bt_key(p) == size &&
 	       bt_val(p) == start;
@@ -378,7 +446,7 @@ static bool holds(const struct size_index *x, uint32_t start, uint32_t size)
 
 const char *flex_size_index_check(const struct size_index *x, const struct bt *by_offset)
 {
-	uint64_t in_tree = 0, binned = 0, total = 0;
+	uint64_t tree_count = 0, binned = 0, total = 0;
 	struct bt_pos p;
 	bool more;
 	const char *err = flex_bt_check(&x->tree);
@@ -386,10 +454,10 @@ const char *flex_size_index_check(const struct size_index *x, const struct bt *b
 	if (err)
 		return err;
 	for (uint32_t s = 0; s < x->num_bins; s++) {
-		err = check_bin(x, s, &in_tree);
+		err = check_bin(x, s, &tree_count);
 		if (err)
 			return err;
-		if (x->bin[s].mode != BIN_TREE)
+		if (!in_tree(&x->bin[s]))
 			total += x->bin[s].n;
 	}
 	for (more = flex_bt_first(&x->tree, &p); more; more = bt_next(&p)) {
@@ -398,12 +466,12 @@ const char *flex_size_index_check(const struct size_index *x, const struct bt *b
 		total++;
 		if (s >= x->num_bins)
 			continue;
-		if (x->bin[s].mode != BIN_TREE)
-			return "tree holds a block of a bin not in tree mode";
+		if (!in_tree(&x->bin[s]))
+			return "tree holds a block of a bin not in the tree";
 		binned++;
 	}
-	if (binned != in_tree)
-		return "tree-mode bins' counts differ from their blocks in the tree";
+	if (binned != tree_count)
+		return "counts of bins in the tree differ from their blocks there";
 	if (total != by_offset->count)
 		return "index holds a different number of blocks than the by-offset tree";
 	for (more = flex_bt_first(by_offset, &p); more; more = bt_next(&p))

@@ -8,10 +8,10 @@
  * as (start, size) in granules; the caller adds, moves (split, merged) and
  * removes it as the block appears, changes and goes, and asks
  * flex_size_index_best() for the best fit, which stays in until removed.
- * Adding or moving a block to a size needs flex_size_index_reserve() for
- * that size first: it grows or converts the bin beforehand, where failing
- * leaves the index as it was, so that no change fails half-way. Nothing
- * here locks: the caller holds the region's lock.
+ * Adding or moving a block may need host memory, and fails before it
+ * changes anything if there is none: the caller makes it the first change
+ * of an allocation or a free, so that none fails half-way. Nothing here
+ * locks: the caller holds the region's lock.
  *
  * Why not one B+tree by (size, offset), as best fit used: every change of
  * a free block then costs a descent and a shift of entries in that tree
@@ -20,18 +20,23 @@
  * below num_bins (at most SIZE_BINS_MAX) each have a bin, and a two-level
  * bitmap of the non-empty bins gives the smallest non-empty size at or
  * above a request with a few word scans.
- * A bin keeps the starts of its blocks in the way that suits their number:
  *
- *  - BIN_INLINE: up to BIN_SLOTS in the bin itself, ascending. Most sizes
- *    have one or two free blocks at a time.
- *  - BIN_ARRAY: up to BIN_ARRAY_MAX in an array of their own, descending,
- *    so that the lowest, the one best fit takes, is the last and goes
- *    without a shift. Small sizes are where many blocks of one size pile
- *    up (the remainders of near fits, and programs of equal tensors), and
- *    a search and a short shift in one array costs less than a change in a
- *    B+tree. The array doubles as it fills; back to the slots at one block.
- *  - BIN_TREE: more than BIN_ARRAY_MAX: in a B+tree by (size, offset), so
- *    that no change shifts more than a node. Until the bin is empty.
+ * A bin keeps the starts of its blocks in no order: an addition goes at
+ * the end, a removal takes the last into the gap, and the bin knows where
+ * the lowest is; finding a start to remove, or the lowest once best fit
+ * took it, is a scan with vector compares. No change shifts entries, and
+ * none branches on where a start falls among the others or on where the
+ * bin keeps them (it points at them), which a processor cannot predict.
+ * They are
+ *
+ *  - up to BIN_SLOTS in the bin itself. Most sizes have one or two free
+ *    blocks at a time.
+ *  - up to BIN_ARRAY_MAX in an array of their own. Small sizes are where
+ *    many blocks of one size pile up (the remainders of near fits, and
+ *    programs of equal tensors). The array doubles as it fills; back to
+ *    the slots at BIN_SLOTS / 2 blocks.
+ *  - more than BIN_ARRAY_MAX: in a B+tree by (size, offset), so that no
+ *    change costs more than a descent and a node, until the bin is empty.
  *
  * Blocks of num_bins granules or more go to the tree too: a region can
  * only have few of them (its size over num_bins).
@@ -45,42 +50,42 @@
 #include "btree.h"
 
 /*
- * Sizes with a bin: below 2 MiB (in 128-byte granules). A bin is 16 bytes,
- * so a region's bins take up to 256 KiB of host memory; larger blocks are
+ * Sizes with a bin: below 2 MiB (in 128-byte granules). A bin is 32 bytes,
+ * so a region's bins take up to 512 KiB of host memory; larger blocks are
  * rare enough for the tree.
  */
 #define SIZE_BINS_MAX	(1U << 14)
-#define BIN_SLOTS	3
-#define BIN_ARRAY_MIN	8
-/* Past this many, shifting a bin's array costs more than the tree's log n. */
+#define BIN_SLOTS	4	/* a group of the scans */
+#define BIN_ARRAY_MIN	8	/* entries of a new array: a multiple of BIN_SLOTS */
+/* Past this many, scanning a bin's array costs more than the tree's descent. */
 #define BIN_ARRAY_MAX	1024
 
-enum bin_mode {
-	BIN_INLINE,
-	BIN_ARRAY,
-	BIN_TREE,
-};
+/*
+ * Starts are stored ^ BIN_BIAS, so that signed vector compares order
+ * them; unused entries are BIN_PAD, above every stored start (no block
+ * starts at 2^32 - 1).
+ */
+#define BIN_BIAS	0x80000000U
+#define BIN_PAD		(UINT32_MAX ^ BIN_BIAS)
 
 struct size_bin {
-	union {
-		uint32_t start[BIN_SLOTS];	/* BIN_INLINE: ascending */
-		struct {
-			uint32_t *starts;	/* BIN_ARRAY: descending */
-			uint32_t cap;		/* entries allocated */
-		} __attribute__((packed)) arr;
-	};
-	uint32_t n : 30;			/* free blocks of this size */
-	uint32_t mode : 2;			/* enum bin_mode */
+	uint32_t *a;			/* cap stored starts, the first n used: slot or
+					 * an array; NULL in the tree */
+	uint32_t n;			/* free blocks of this size */
+	uint16_t cap;			/* 0: the blocks are in the tree */
+	uint16_t lo;			/* where the lowest start is (0 if none) */
+	uint32_t slot[BIN_SLOTS];
 };
 
-_Static_assert(sizeof(struct size_bin) == 16, "a bin is a quarter of a cache line");
+_Static_assert(sizeof(struct size_bin) == 32, "a bin is half a cache line");
+_Static_assert(BIN_ARRAY_MAX <= UINT16_MAX, "cap and lo are 16 bits");
 
 struct size_index {
 	struct size_bin *bin;		/* by size (bin[0] unused) */
 	uint64_t *map;			/* bit s: bin[s] has blocks */
 	uint64_t *map_top;		/* bit w: map[w] is not 0 */
 	uint32_t num_bins;		/* sizes below it have a bin; a multiple of 64 */
-	struct bt tree;			/* (size, start): large blocks, BIN_TREE bins */
+	struct bt tree;			/* (size, start): large blocks, bins with cap 0 */
 };
 
 /* An empty index with no bins. */
@@ -97,22 +102,19 @@ int flex_size_index_start(struct size_index *x, uint32_t granules);
 void flex_size_index_stop(struct size_index *x);
 
 /*
- * Make sure that adding one block of @size cannot fail: grow or convert
- * its bin, or fill the tree's pools. Return: 0 or -ENOMEM (the index holds
- * what it held).
+ * Add the free block [@start, @start + @size). Return: 0, or -ENOMEM (the
+ * index holds what it held).
  */
-int flex_size_index_reserve(struct size_index *x, uint32_t size);
-
-/* Add the free block [@start, @start + @size); needs flex_size_index_reserve(). */
-void flex_size_index_add(struct size_index *x, uint32_t start, uint32_t size);
+int flex_size_index_add(struct size_index *x, uint32_t start, uint32_t size);
 /* Remove that free block, which is in the index. */
 void flex_size_index_del(struct size_index *x, uint32_t start, uint32_t size);
 /*
  * The free block (@start, @size), which is in the index, becomes (@nstart,
- * @nsize) (split or merged); needs flex_size_index_reserve() for @nsize.
+ * @nsize) (split or merged). Return: 0, or -ENOMEM (the index holds what
+ * it held).
  */
-void flex_size_index_move(struct size_index *x, uint32_t start, uint32_t size, uint32_t nstart,
-			  uint32_t nsize);
+int flex_size_index_move(struct size_index *x, uint32_t start, uint32_t size, uint32_t nstart,
+			 uint32_t nsize);
 /*
  * The best fit for @g granules: the smallest block of at least @g, the
  * lowest start among that size. Return: false if none.
@@ -121,9 +123,10 @@ bool flex_size_index_best(const struct size_index *x, uint32_t g, uint32_t *star
 			  uint32_t *size);
 
 /*
- * Check that the bins, the bitmap and the tree agree (order in each bin,
- * counts, modes, bits) and that the index holds exactly the free blocks of
- * @by_offset (offset -> size). Return: NULL if sound, else what is wrong.
+ * Check that the bins, the bitmap and the tree agree (counts, room,
+ * padding, each bin's lowest, bits) and that the index holds exactly the
+ * free blocks of @by_offset (offset -> size). Return: NULL if sound, else
+ * what is wrong.
  */
 const char *flex_size_index_check(const struct size_index *x, const struct bt *by_offset);
 

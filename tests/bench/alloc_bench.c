@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * FlexAllocator benchmark (make bench-alloc). No device: regions come from
- * the in-memory region source.
+ * the in-memory region source. With --steady-only it gives only the
+ * single-thread figures at N = 10,000 (both strategies' costs, their ratio,
+ * fragmentation and utilisation) and starts no thread.
  *
  * The trace, generated here from a fixed seed (splitmix64, seed TRACE_SEED)
  * so every run replays the same operations:
@@ -68,6 +70,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -529,18 +532,75 @@ static void print_load(void)
 		fclose(f);
 }
 
-int main(void)
+/* The 10k figures of both strategies, BestFit's repetitions right after FirstFit's. */
+static void bestfit_vs_firstfit(double *ns10k, double *ns10k_bf, double *bf_vs_ff)
+{
+	struct steady s10k, s10k_bf;
+
+	steady_init(&s10k, 10000, FLEX_ALLOC_FIRST_FIT);
+	steady_init(&s10k_bf, 10000, FLEX_ALLOC_BEST_FIT);
+	for (int r = 0; r < REPEATS; r++) {
+		ns10k[r] = steady_rep(&s10k);
+		ns10k_bf[r] = steady_rep(&s10k_bf);
+		bf_vs_ff[r] = ns10k_bf[r] / ns10k[r];
+	}
+	steady_fini(&s10k);
+	steady_fini(&s10k_bf);
+}
+
+static void print_frag_and_util(void)
+{
+	double frag_bf, util_ff, util_bf, frag_ff;
+
+	frag_and_util(FLEX_ALLOC_BEST_FIT, &frag_bf, &util_bf);
+	frag_and_util(FLEX_ALLOC_FIRST_FIT, &frag_ff, &util_ff);
+	printf("# peak fragmentation with FirstFit: %.4f\n", frag_ff);
+	printf("bench: alloc_frag_peak_bestfit %.4f frac\n", frag_bf);
+	printf("bench: alloc_util_first_oom_firstfit %.4f frac\n", util_ff);
+	printf("bench: alloc_util_first_oom_bestfit %.4f frac\n", util_bf);
+	fflush(stdout);
+}
+
+/*
+ * --steady-only: the single-thread figures of the 10k trace only (both
+ * strategies' costs and their ratio, fragmentation and utilisation), no
+ * other sizes and no threads: seconds, not minutes, on a busy machine.
+ */
+static int steady_only(void)
+{
+	double ns10k[REPEATS], ns10k_bf[REPEATS], bf_vs_ff[REPEATS];
+
+	bestfit_vs_firstfit(ns10k, ns10k_bf, bf_vs_ff);
+	printf("# 10k BestFit/FirstFit per round:");
+	for (int r = 0; r < REPEATS; r++)
+		printf(" %.2f", bf_vs_ff[r]);
+	printf("\n");
+	printf("bench: alloc_free_ns_steady_10k %.1f ns\n", median(ns10k, REPEATS));
+	printf("bench: alloc_free_ns_steady_10k_bestfit %.1f ns\n", median(ns10k_bf, REPEATS));
+	printf("bench: alloc_bestfit_vs_firstfit %.2f x\n", median(bf_vs_ff, REPEATS));
+	fflush(stdout);
+	print_frag_and_util();
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	double ns1k[REPEATS], ns10k[REPEATS], ns100k[REPEATS], scale[REPEATS];
 	double ns10k_bf[REPEATS], bf_vs_ff[REPEATS];
-	double frag_bf, util_ff, util_bf, frag_ff;
 	struct steady s1k, s10k, s100k, s10k_bf;
+	bool only = argc == 2 && !strcmp(argv[1], "--steady-only");
 
+	if (argc > 1 && !only) {
+		fprintf(stderr, "usage: alloc_bench [--steady-only]\n");
+		return 2;
+	}
 	print_load();
 #if defined(__x86_64__) && defined(__GNUC__)
 	__builtin_cpu_init();
 	printf("# CPU has AVX2: %s\n", __builtin_cpu_supports("avx2") ? "yes" : "no");
 #endif
+	if (only)
+		return steady_only();
 
 	/*
 	 * The three sizes' repetitions interleaved, and BestFit's at 10k right
@@ -578,13 +638,7 @@ int main(void)
 	printf("bench: alloc_bestfit_vs_firstfit %.2f x\n", median(bf_vs_ff, REPEATS));
 	fflush(stdout);
 
-	frag_and_util(FLEX_ALLOC_BEST_FIT, &frag_bf, &util_bf);
-	frag_and_util(FLEX_ALLOC_FIRST_FIT, &frag_ff, &util_ff);
-	printf("# peak fragmentation with FirstFit: %.4f\n", frag_ff);
-	printf("bench: alloc_frag_peak_bestfit %.4f frac\n", frag_bf);
-	printf("bench: alloc_util_first_oom_firstfit %.4f frac\n", util_ff);
-	printf("bench: alloc_util_first_oom_bestfit %.4f frac\n", util_bf);
-	fflush(stdout);
+	print_frag_and_util();
 
 	/*
 	 * 1 and 2 threads in turn, THROUGHPUT_RUNS rounds; each round's ratio

@@ -17,6 +17,12 @@
  * the model's, and the trees and the index must keep their invariants.
  * One phase piles up over a thousand free blocks of one size, so that its
  * bin goes from its slots to an array to the tree and back.
+ *
+ * White-box, the size index alone against a model: starts over the whole
+ * 32-bit range (a region's stay below 2^31), blocks of a few sizes added,
+ * moved and removed at random (the lowest of a bin or any other), bins
+ * filled past each change of where they keep their blocks and drained
+ * again, and every best fit compared with the model's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -508,6 +514,188 @@ START_TEST(one_size_first_fit)
 }
 END_TEST
 
+/* ---- white-box: the size index alone against a model ---- */
+
+#define IX_MAX		3000
+
+struct ix_harness {
+	struct size_index x;
+	struct bt by_offset;		/* the same blocks, for flex_size_index_check() */
+	struct blk blk[IX_MAX];		/* the model, in no order */
+	int n;
+	long step;
+	uint64_t seed;
+};
+
+/* Sizes: a few small ones (bins that pile up) and one of the tree's. */
+static uint32_t ix_size(struct ix_harness *h)
+{
+	static const uint32_t sizes[] = { 1, 2, 3, 5, 5, 5, 5, 40, SIZE_BINS_MAX + 9 };
+
+	return sizes[rng(&h->seed) % (sizeof(sizes) / sizeof(sizes[0]))];
+}
+
+/* A start no block has: anywhere in [0, 2^32 - 2]. */
+static uint32_t ix_start(struct ix_harness *h)
+{
+	for (;;) {
+		uint32_t s = (uint32_t)rng(&h->seed) % UINT32_MAX;
+		struct bt_pos p;
+
+		if (!bt_lower_bound(&h->by_offset, s, 0, &p) || bt_key(p) != s)
+			return s;
+	}
+}
+
+static void ix_by_offset_del(struct ix_harness *h, uint32_t start)
+{
+	struct bt_pos p;
+
+	ck_assert(bt_lower_bound(&h->by_offset, start, 0, &p) && bt_key(p) == start);
+	bt_delete(&h->by_offset, p);
+}
+
+static void ix_add(struct ix_harness *h, uint32_t start, uint32_t size)
+{
+	ck_assert_int_lt(h->n, IX_MAX);
+	ck_assert_int_eq(flex_size_index_add(&h->x, start, size), 0);
+	ck_assert_int_eq(bt_reserve(&h->by_offset), 0);
+	bt_insert(&h->by_offset, start, size);
+	h->blk[h->n++] = (struct blk){ start, size };
+}
+
+static void ix_del(struct ix_harness *h, int k)
+{
+	flex_size_index_del(&h->x, h->blk[k].start, h->blk[k].size);
+	ix_by_offset_del(h, h->blk[k].start);
+	h->blk[k] = h->blk[--h->n];
+}
+
+/* Block @k moves to a new start and size, as a split or a merge would. */
+static void ix_move(struct ix_harness *h, int k, uint32_t start, uint32_t size)
+{
+	ck_assert_int_eq(flex_size_index_move(&h->x, h->blk[k].start, h->blk[k].size, start,
+					      size), 0);
+	ix_by_offset_del(h, h->blk[k].start);
+	ck_assert_int_eq(bt_reserve(&h->by_offset), 0);
+	bt_insert(&h->by_offset, start, size);
+	h->blk[k] = (struct blk){ start, size };
+}
+
+/* The best fit for @g: the model's smallest at least @g, the lowest start on ties. */
+static void ix_best(struct ix_harness *h, uint32_t g)
+{
+	uint32_t start = 0, size = 0;
+	bool found = flex_size_index_best(&h->x, g, &start, &size);
+	int pick = -1;
+
+	for (int i = 0; i < h->n; i++)
+		if (h->blk[i].size >= g &&
+		    (pick < 0 || h->blk[i].size < h->blk[pick].size ||
+		     (h->blk[i].size == h->blk[pick].size && h->blk[i].start < h->blk[pick].start)))
+			pick = i;
+	require(found == (pick >= 0), "index step %ld: best for %u: index %s, model %s", h->step,
+		g, found ? "found one" : "none", pick >= 0 ? "has one" : "none");
+	require(pick < 0 || (start == h->blk[pick].start && size == h->blk[pick].size),
+		"index step %ld: best for %u: index (%u, +%u), model (%u, +%u)", h->step, g, start,
+		size, h->blk[pick].start, h->blk[pick].size);
+}
+
+/* A random block of size @size, or -1. */
+static int ix_pick(struct ix_harness *h, uint32_t size)
+{
+	int k, tries = 0;
+
+	if (!h->n)
+		return -1;
+	do
+		k = (int)(rng(&h->seed) % h->n);
+	while (h->blk[k].size != size && ++tries < 64);
+	return h->blk[k].size == size ? k : -1;
+}
+
+/*
+ * One step: add, remove or move a block; take the best fit out, as an
+ * allocation does (the lowest of its bin), or ask for one. @grow: the
+ * share of additions in percent.
+ */
+static void ix_step(struct ix_harness *h, int grow)
+{
+	unsigned int op = rng(&h->seed) % 100;
+	uint32_t g = ix_size(h);
+	int k;
+
+	if (op < (unsigned int)grow || !h->n) {
+		ix_add(h, ix_start(h), g);
+	} else if (op < 70) {
+		/* Best fit takes the lowest of its bin: in the model, the same block. */
+		ix_best(h, g);
+		for (k = 0; k < h->n; k++) {
+			uint32_t start = 0, size = 0;
+
+			if (flex_size_index_best(&h->x, g, &start, &size) &&
+			    h->blk[k].start == start) {
+				ix_del(h, k);
+				break;
+			}
+		}
+	} else if (op < 85) {
+		k = ix_pick(h, ix_size(h));
+		if (k >= 0)
+			ix_del(h, k);
+	} else {
+		k = ix_pick(h, ix_size(h));
+		if (k >= 0)
+			ix_move(h, k, rng(&h->seed) % 2 ? h->blk[k].start : ix_start(h), g);
+	}
+	ix_best(h, 1 + (uint32_t)(rng(&h->seed) % 64));
+}
+
+static void ix_check(struct ix_harness *h)
+{
+	const char *err = flex_size_index_check(&h->x, &h->by_offset);
+
+	require(!err, "index step %ld: %s", h->step, err);
+}
+
+START_TEST(index_against_model)
+{
+	struct ix_harness *h = calloc(1, sizeof(*h));
+	long bins_kinds = 0;
+
+	h->seed = 23;
+	flex_size_index_init(&h->x);
+	ck_assert_int_eq(flex_size_index_start(&h->x, UINT32_MAX), 0);
+	flex_bt_init(&h->by_offset, BT_BY_KEY);
+	/*
+	 * Rounds of filling (past BIN_ARRAY_MAX blocks of size 5, so its bin
+	 * goes to the tree) and draining to nothing; each change of where a
+	 * small bin keeps its blocks happens many times over, both ways.
+	 */
+	for (int round = 0; round < 3; round++) {
+		while (h->n < IX_MAX - 200) {
+			ix_step(h, 75);
+			if (h->step++ % 64 == 0)
+				ix_check(h);
+		}
+		for (uint32_t s = 1; s < 64; s++)
+			bins_kinds |= 1L << (h->x.bin[s].cap == 0 ? 2 : h->x.bin[s].cap > BIN_SLOTS);
+		while (h->n) {
+			ix_step(h, 25);
+			/* Check every step while bins cross their thresholds. */
+			if (h->n < 64 || h->step % 64 == 0)
+				ix_check(h);
+			h->step++;
+		}
+		ix_check(h);
+	}
+	ck_assert_msg(bins_kinds == 7, "bins kept their blocks in too few ways: %ld", bins_kinds);
+	flex_bt_fini(&h->by_offset);
+	flex_size_index_fini(&h->x);
+	free(h);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("bestfit");
@@ -527,6 +715,7 @@ int main(void)
 	tcase_add_test(model, random_first_fit);
 	tcase_add_test(model, one_size_best_fit);
 	tcase_add_test(model, one_size_first_fit);
+	tcase_add_test(model, index_against_model);
 	suite_add_tcase(s, model);
 	return run_suite(s);
 }
