@@ -38,7 +38,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <linux/flex.h>
 #include <flex/device.h>
@@ -274,25 +273,10 @@ int flex_overlap_idle(struct flex_stream *s)
 int flex_overlap_reset(struct flex_stream *s)
 {
 	struct flex_queue_status d;
-	int err = 0, tries;
 
 	s->n_acc = 0;
 	s->acc_barrier = 0;
-	if (!s->has_dq)
-		return 0;
-	for (tries = 0; tries <= 1000; tries++) {
-		err = flex_device_queue_status(s->dev, s->dq, &d);
-		if (err || !d.fault_code)
-			break;
-		err = flex_device_queue_reset(s->dev, s->dq);
-		if (err != -EBUSY)
-			break;
-		/* Cancelled CBs are still being retired: a moment. */
-		pthread_mutex_unlock(&s->lock);
-		usleep(1000);
-		pthread_mutex_lock(&s->lock);
-	}
-	return err;
+	return s->has_dq ? flex_stream_queue_clear(s, s->dq, &d) : 0;
 }
 
 void flex_overlap_destroy(struct flex_stream *s)

@@ -1138,10 +1138,29 @@ FLEX_EXPORT int flex_stream_query(struct flex_stream *s, struct flex_stream_erro
 	return ret;
 }
 
+int flex_stream_queue_clear(struct flex_stream *s, uint32_t qid, struct flex_queue_status *st)
+{
+	int err = 0, tries;
+
+	for (tries = 0; tries <= 1000; tries++) {
+		err = flex_device_queue_status(s->dev, qid, st);
+		if (err || !st->fault_code)
+			break;
+		err = flex_device_queue_reset(s->dev, qid);
+		if (err != -EBUSY)
+			break;
+		/* Cancelled CBs are still being retired: a moment. */
+		pthread_mutex_unlock(&s->lock);
+		usleep(1000);
+		pthread_mutex_lock(&s->lock);
+	}
+	return err;
+}
+
 FLEX_EXPORT int flex_stream_reset(struct flex_stream *s)
 {
 	struct flex_queue_status st;
-	int err, tries;
+	int err;
 
 	flex_stream_synchronize(s, NULL);
 	pthread_mutex_lock(&s->lock);
@@ -1150,19 +1169,7 @@ FLEX_EXPORT int flex_stream_reset(struct flex_stream *s)
 		pthread_cond_wait(&s->cond, &s->lock);
 	/* First the DMA queue, once what runs there has: nothing is left to land later. */
 	flex_overlap_quiesce(s);
-	err = flex_overlap_reset(s);
-	for (tries = 0; !err; tries++) {
-		err = flex_device_queue_status(s->dev, s->qid, &st);
-		if (err || !st.fault_code)
-			break;
-		err = flex_device_queue_reset(s->dev, s->qid);
-		if (err != -EBUSY || tries > 1000)
-			break;
-		/* Cancelled CBs are still being retired: a moment. */
-		pthread_mutex_unlock(&s->lock);
-		usleep(1000);
-		pthread_mutex_lock(&s->lock);
-	}
+	err = flex_overlap_reset(s) ?: flex_stream_queue_clear(s, s->qid, &st);
 	/*
 	 * The queue's last CB may be the one that faulted (or one cancelled
 	 * behind it): work enqueued from now on that waits for "everything

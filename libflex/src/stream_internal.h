@@ -232,6 +232,8 @@ void flex_stream_reap(struct flex_stream *s);
 int flex_stream_seq_done(const struct flex_stream *s, uint64_t seq, uint64_t completed);
 /* One FLEX_IOCTL_QUEUE_STATUS: note the completion (and a fault), free what it allows. */
 void flex_stream_reap_now(struct flex_stream *s);
+/* Clear queue @qid's fault (retrying while it retires cancelled CBs); its status after in *@st. */
+int flex_stream_queue_clear(struct flex_stream *s, uint32_t qid, struct flex_queue_status *st);
 struct flex_cb *flex_stream_scratch(struct flex_stream *s, size_t n);
 /* Without the lock: the stream's failure into @err (which may be NULL). */
 int flex_stream_wait_submitted(struct flex_stream *s, uint64_t seq);
