@@ -5,12 +5,20 @@
  * Each engine is a work item on the device's unbound workqueue. It picks
  * the head CB of the highest-priority queue that is ready for it (the
  * least-served function first, its queues taking turns), runs it outside
- * any lock, completes it and
- * picks again until nothing is ready. A queue runs one CB at a time, so CBs
- * of a queue keep their order while a DMA of one queue overlaps a compute
- * of another. A WAIT CB is ready once the CB it waits for has signalled;
- * until then its queue is blocked, and a callback on that fence kicks the
- * engines.
+ * any lock, completes it and picks again until nothing is ready. A queue
+ * runs one CB at a time, so CBs of a queue keep their order while a DMA of
+ * one queue overlaps a compute of another. A WAIT CB is ready once the CB
+ * it waits for has signalled; until then its queue is blocked, and a
+ * callback on that fence kicks the engines.
+ *
+ * A picked CB starts a run: while the queue would be picked again anyway
+ * (no other queue is ready for the engine at its priority or above), the
+ * engine goes on with the queue's next CBs that complete at once (NOP, a
+ * WAIT whose fence has signalled), up to FLEX_SCHED_RUN_MAX, in one lock
+ * section each, and signals the run's fences together when it ends, as a
+ * ring signals every fence up to the seqno it reached. A DMA or a compute
+ * never joins a run, so no fence waits behind one for longer than a run of
+ * instant CBs takes.
  *
  * The fence-signalling critical path runs from picking a CB to signalling
  * its fence (dma_fence_begin_signalling() marks it for lockdep): it neither
@@ -160,6 +168,9 @@ static void wake_blocked(struct flex_device *fdev)
  */
 #define FLEX_SCHED_SLACK_NS	(50 * NSEC_PER_MSEC)
 
+/* The most CBs one run signals together. */
+#define FLEX_SCHED_RUN_MAX	64
+
 /* A function's engine time as the scheduler weighs it. */
 static u64 fn_vtime(const struct flex_device *fdev, const struct flex_fn *fn)
 {
@@ -214,6 +225,37 @@ static struct flex_job *pick_job(struct flex_device *fdev, enum flex_engine_id i
 	return job;
 }
 
+/*
+ * The CB that goes on with @q's run on engine @id after @n CBs, taken off
+ * the queue and made its running CB, or NULL when the run ends. See the
+ * header: only CBs that complete at once join a run, and only while
+ * pick_job() would pick @q again.
+ */
+static struct flex_job *run_next(struct flex_queue *q, enum flex_engine_id id,
+				 unsigned int n, u64 now)
+{
+	struct flex_device *fdev = q->fdev;
+	struct flex_job *next;
+	int prio;
+
+	lockdep_assert_held(&fdev->sched_lock);
+	if (n >= FLEX_SCHED_RUN_MAX || fdev->engines_paused || q->dying ||
+	    atomic_read(&fdev->deps_signalled))
+		return NULL;
+	next = list_first_entry_or_null(&q->pending, struct flex_job, link);
+	if (!next || next->engine != FLEX_NR_ENGINES ||
+	    (next->dep && !dma_fence_is_signaled(next->dep)))
+		return NULL;
+	for (prio = q->priority; prio < FLEX_NR_PRIORITIES; prio++)
+		if (!list_empty(&fdev->ready_fns[id][prio]))
+			return NULL;
+	list_del(&next->link);
+	q->running = next;
+	next->started = now;
+	next->deadline = jiffies + msecs_to_jiffies(READ_ONCE(flex_params.cb_timeout_ms));
+	return next;
+}
+
 static int run_job(struct flex_job *job)
 {
 	switch (job->cb.opcode) {
@@ -246,11 +288,11 @@ int flex_job_check(struct flex_job *job)
 }
 
 /* Signals a job's fence with @err; on the fence-signalling path. */
-static void job_signal(struct flex_job *job, int err)
+static void job_signal(struct flex_job *job, int err, ktime_t now)
 {
 	if (err)
 		dma_fence_set_error(&job->fence, err);
-	dma_fence_signal(&job->fence);
+	dma_fence_signal_timestamp(&job->fence, now);
 }
 
 /* After signalling: drop what the job holds, and the engine's reference. */
@@ -261,92 +303,100 @@ static void job_retire(struct flex_job *job)
 }
 
 /*
- * Signals @job and then @cancelled (the CBs queued behind it, in order),
- * and only then releases what they held: seqno order within the context,
- * and nothing that may sleep on reclaim before the last signal.
+ * Signals @done (a run, the last of it with @err) and then @cancelled (the
+ * CBs queued behind it), in order and at one time; what they held is
+ * released only after that: seqno order within the context, and nothing
+ * that may sleep on reclaim before the last signal.
  */
-static void signal_in_order(struct flex_job *job, int err, struct list_head *cancelled)
+static void signal_in_order(struct list_head *done, int err, struct list_head *cancelled)
 {
-	struct flex_job *c;
+	ktime_t now = ktime_get();
+	struct flex_job *j;
 
-	if (job)
-		job_signal(job, err);
-	list_for_each_entry(c, cancelled, link)
-		job_signal(c, -ECANCELED);
+	list_for_each_entry(j, done, link)
+		job_signal(j, list_is_last(&j->link, done) ? err : 0, now);
+	list_for_each_entry(j, cancelled, link)
+		job_signal(j, -ECANCELED, now);
 }
 
-static void retire_all(struct flex_job *job, struct list_head *cancelled)
+static void retire_all(struct list_head *jobs)
 {
-	struct flex_job *c, *tmp;
+	struct flex_job *j, *tmp;
 
-	if (job)
-		job_retire(job);
-	list_for_each_entry_safe(c, tmp, cancelled, link) {
-		list_del(&c->link);
-		job_retire(c);
+	list_for_each_entry_safe(j, tmp, jobs, link) {
+		list_del(&j->link);
+		job_retire(j);
 	}
 }
 
 /*
- * Completes the running @job of its queue: signals it and the CBs a fault
- * cancels behind it, ends the signalling section (@cookie), then releases
- * what they held and reports a fault. The queue stays busy (q->running
- * set) until the very end, so queue teardown, which waits for it to be
- * idle before cancelling what is queued and freeing the queue (and maybe
- * its file), can neither signal a later fence first nor run while this
- * still touches either. Returns whether the queue's next CB is for the
- * other engine, which must be kicked.
+ * Accounts for @job, which engine @id ran until @now with result @err. A
+ * fault records itself, fails the queue's fences up to the last submitted
+ * and moves the CBs queued behind it to @cancelled. Returns whether a fault
+ * event is due.
  */
-static bool job_complete(struct flex_job *job, int err, enum flex_engine_id id,
-			 bool cookie)
+static bool job_done(struct flex_job *job, int err, enum flex_engine_id id, u64 now,
+		     struct list_head *cancelled)
 {
 	struct flex_queue *q = job->q;
-	struct flex_device *fdev = q->fdev;
-	bool fault_event = false;
-	struct flex_job *next;
-	LIST_HEAD(cancelled);
-	bool other;
-	u64 now;
+	u64 ns = now > job->started ? now - job->started : 0;
 
-	now = local_clock();
-	spin_lock(&fdev->sched_lock);
-	q->ff->fn->vtime += now > job->started ? now - job->started : 0;
-	flex_file_account_engine(q->ff, id, now > job->started ? now - job->started : 0);
+	lockdep_assert_held(&q->fdev->sched_lock);
+	q->ff->fn->vtime += ns;
+	flex_file_account_engine(q->ff, id, ns);
 	q->nr_jobs--;
 	q->completed = job->fence.seqno;
-	if (err) {
-		/*
-		 * Nothing queued behind it runs, and waits on all of them see
-		 * the error, even after a reset. A fault (not a cancellation)
-		 * is also sticky until QUEUE_RESET.
-		 */
-		flex_queue_record_fault(q, job->fence.seqno, q->submitted, err);
-		if (err != -ECANCELED) {
-			q->faulted = true;
-			q->fault = job->fault;
-			q->fault_errno = err;
-			q->fault_seqno = job->fence.seqno;
-			q->fault_user_data = job->cb.user_data;
-			q->fault_opcode = job->cb.opcode;
-			q->stat_faults++;
-			fault_event = true;
-		}
-		list_splice_init(&q->pending, &cancelled);
-		q->nr_jobs = 0;
-		q->completed = q->submitted;
-	}
-	spin_unlock(&fdev->sched_lock);
+	if (!err)
+		return false;
+	/*
+	 * Nothing queued behind it runs, and waits on all of them see the
+	 * error, even after a reset. A fault (not a cancellation) is also
+	 * sticky until QUEUE_RESET.
+	 */
+	flex_queue_record_fault(q, job->fence.seqno, q->submitted, err);
+	list_splice_init(&q->pending, cancelled);
+	q->nr_jobs = 0;
+	q->completed = q->submitted;
+	if (err == -ECANCELED)
+		return false;
+	q->faulted = true;
+	q->fault = job->fault;
+	q->fault_errno = err;
+	q->fault_seqno = job->fence.seqno;
+	q->fault_user_data = job->cb.user_data;
+	q->fault_opcode = job->cb.opcode;
+	q->stat_faults++;
+	return true;
+}
 
-	signal_in_order(job, err, &cancelled);
+/*
+ * Ends a run of @q on engine @id: signals @done (its last CB with @err) and
+ * @cancelled, ends the signalling section (@cookie), then releases what
+ * they held and reports a fault. The queue stays busy (q->running set)
+ * until the very end, so queue teardown, which waits for it to be idle
+ * before cancelling what is queued and freeing the queue (and maybe its
+ * file), can neither signal a later fence first nor run while this still
+ * touches either. Returns whether the queue's next CB is for the other
+ * engine, which must be kicked.
+ */
+static bool run_end(struct flex_queue *q, enum flex_engine_id id, struct list_head *done,
+		    int err, struct list_head *cancelled, bool fault_event, bool cookie)
+{
+	struct flex_device *fdev = q->fdev;
+	struct flex_job *next;
+	bool other;
+
+	signal_in_order(done, err, cancelled);
 	dma_fence_end_signalling(cookie);
 
-	retire_all(job, &cancelled);
+	retire_all(done);
+	retire_all(cancelled);
 	if (fault_event)
 		flex_nl_queue_fault(q);
 	/*
-	 * Most completions have no one to wake: the barrier in
-	 * wq_has_sleeper() pairs with the sleeper's, and saves taking the
-	 * wait queue's lock, irqs off, twice per CB.
+	 * Most runs have no one to wake: the barrier in wq_has_sleeper()
+	 * pairs with the sleeper's, and saves taking the wait queue's lock,
+	 * irqs off, twice per run.
 	 */
 	if (wq_has_sleeper(&q->ff->poll_wq))
 		wake_up_interruptible(&q->ff->poll_wq);
@@ -362,11 +412,48 @@ static bool job_complete(struct flex_job *job, int err, enum flex_engine_id id,
 	return other;
 }
 
+/*
+ * Runs @job, which pick_job() gave engine @id, and the run it starts (see
+ * the header), then ends the run. Returns run_end()'s answer.
+ */
+static bool engine_run(struct flex_engine *e, struct flex_job *job, bool cookie)
+{
+	struct flex_device *fdev = e->fdev;
+	struct flex_queue *q = job->q;
+	struct mem_cgroup *old_memcg;
+	LIST_HEAD(cancelled);
+	bool fault_event;
+	unsigned int n = 0;
+	LIST_HEAD(done);
+	struct flex_job *next;
+	int err;
+	u64 now;
+
+	/* Device memory the CBs back is charged to the file's owner. */
+	old_memcg = set_active_memcg(q->ff->memcg);
+	for (;;) {
+		err = run_job(job);
+		now = local_clock();
+
+		spin_lock(&fdev->sched_lock);
+		list_add_tail(&job->link, &done);
+		fault_event = job_done(job, err, e->id, now, &cancelled);
+		next = err ? NULL : run_next(q, e->id, ++n, now);
+		spin_unlock(&fdev->sched_lock);
+		if (!next)
+			break;
+		job = next;
+	}
+	set_active_memcg(old_memcg);
+	return run_end(q, e->id, &done, err, &cancelled, fault_event, cookie);
+}
+
 /* Cancels a queue's jobs that have not started (queue destruction). */
 void flex_sched_cancel_pending(struct flex_queue *q)
 {
 	struct flex_device *fdev = q->fdev;
 	LIST_HEAD(cancelled);
+	LIST_HEAD(none);
 	bool cookie;
 
 	spin_lock(&fdev->sched_lock);
@@ -381,19 +468,17 @@ void flex_sched_cancel_pending(struct flex_queue *q)
 	spin_unlock(&fdev->sched_lock);
 
 	cookie = dma_fence_begin_signalling();
-	signal_in_order(NULL, 0, &cancelled);
+	signal_in_order(&none, 0, &cancelled);
 	dma_fence_end_signalling(cookie);
-	retire_all(NULL, &cancelled);
+	retire_all(&cancelled);
 }
 
 static void engine_work(struct work_struct *work)
 {
 	struct flex_engine *e = container_of(work, struct flex_engine, work);
 	struct flex_device *fdev = e->fdev;
-	struct mem_cgroup *old_memcg;
 	struct flex_job *job;
 	bool cookie;
-	int err;
 
 	for (;;) {
 		cookie = dma_fence_begin_signalling();
@@ -404,11 +489,7 @@ static void engine_work(struct work_struct *work)
 			dma_fence_end_signalling(cookie);
 			return;
 		}
-		/* Device memory the CB backs is charged to the file's owner. */
-		old_memcg = set_active_memcg(job->q->ff->memcg);
-		err = run_job(job);
-		set_active_memcg(old_memcg);
-		if (job_complete(job, err, e->id, cookie))
+		if (engine_run(e, job, cookie))
 			queue_work(fdev->wq, &fdev->engines[!e->id].work);
 		cond_resched();
 	}

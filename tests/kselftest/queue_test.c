@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * flex queues and DMA: round trips of many sizes and alignments, FIFO order,
- * independence of queues, cross-queue waits, timeouts and poll, sticky
+ * independence of queues, cross-queue waits, timeouts and poll, when fences
+ * signal (queues take turns; no fence waits behind a DMA), sticky
  * faults and reset, every bad argument, blocking submission, cleanup of a
  * killed process with DMA in flight, and isolation of VFs by DMA.
  */
+#include <linux/sync_file.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -193,6 +195,116 @@ TEST_F(q, an_exported_fence_signals_on_completion)
 	close(e.fd);
 	e.seqno = 99;
 	EXPECT_EQ(-EINVAL, flex_ioctl(self->fd, FLEX_IOCTL_FENCE_EXPORT, &e));
+}
+
+/* A sync_file for CB @seqno of queue @q, exported before it completes. */
+static int fence_fd(int fd, __u32 q, __u64 seqno)
+{
+	struct flex_fence_export e = { .queue_id = q, .seqno = seqno };
+
+	return flex_ioctl(fd, FLEX_IOCTL_FENCE_EXPORT, &e) ? -1 : e.fd;
+}
+
+/* When the fence of sync_file @sf signalled (ns, CLOCK_MONOTONIC), or -1. */
+static __s64 fence_time(int sf)
+{
+	struct sync_fence_info fi = { 0 };
+	struct sync_file_info info = {
+		.num_fences = 1, .sync_fence_info = (__u64)(unsigned long)&fi,
+	};
+
+	if (ioctl(sf, SYNC_IOC_FILE_INFO, &info) || fi.status != 1)
+		return -1;
+	return fi.timestamp_ns;
+}
+
+/*
+ * The engine goes on with a queue's CBs that complete at once only while
+ * no other queue waits for it: three queues on two engines always leave
+ * one waiting, so each queue's first NOP signals before any queue's last.
+ */
+TEST_F(q, queues_take_turns_between_cbs_that_complete_at_once)
+{
+	enum { NQ = 3, N = 32 };
+	struct flex_cb nops[N];
+	int sf[NQ][N], qs[NQ] = { self->q }, i, k, a, b;
+	__s64 t[NQ][N];
+	__u64 seq[NQ];
+
+	memset(nops, 0, sizeof(nops));
+	for (k = 1; k < NQ; k++) {
+		qs[k] = queue_create(self->fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+		ASSERT_LT(0, qs[k]);
+	}
+	ASSERT_EQ(0, engines_pause(1));
+	for (k = 0; k < NQ; k++) {
+		ASSERT_EQ(0, submit(self->fd, qs[k], nops, N, 0, &seq[k]));
+		for (i = 0; i < N; i++) {
+			sf[k][i] = fence_fd(self->fd, qs[k], seq[k] - N + 1 + i);
+			ASSERT_LE(0, sf[k][i]);
+		}
+	}
+	ASSERT_EQ(0, engines_pause(0));
+	for (k = 0; k < NQ; k++)
+		ASSERT_EQ(0, wait_seq(self->fd, qs[k], seq[k], 10000));
+	for (k = 0; k < NQ; k++) {
+		for (i = 0; i < N; i++) {
+			t[k][i] = fence_time(sf[k][i]);
+			close(sf[k][i]);
+			ASSERT_LT(0, t[k][i]) TH_LOG("queue %d, CB %d: no signal time", k, i);
+			if (i)
+				EXPECT_LE(t[k][i - 1], t[k][i])
+					TH_LOG("queue %d: CB %d signalled before CB %d", k, i, i - 1);
+		}
+	}
+	for (a = 0; a < NQ; a++) {
+		for (b = 0; b < NQ; b++) {
+			__s64 first = t[a][0], last = t[b][N - 1];
+
+			if (a == b)
+				continue;
+			EXPECT_LT(first, last)
+				TH_LOG("queue %d's first NOP signalled %lld ns after queue %d's "
+				       "last: the engine did not take turns", a,
+				       (long long)(first - last), b);
+		}
+	}
+}
+
+/*
+ * A fence never waits for a DMA or a compute queued behind its CB: the
+ * small DMA's fence signals before the big one has run.
+ */
+TEST_F(q, a_fence_never_waits_for_the_dma_behind_it)
+{
+	unsigned char *big = malloc(32 * MiB);
+	__u32 word = 7;
+	struct flex_cb cbs[2];
+	int sf[2], i;
+	__s64 t[2];
+	__u64 seq;
+
+	ASSERT_NE(NULL, big);
+	memset(big, 3, 32 * MiB);
+	cbs[0] = cb_dma(1, &word, self->r.region_id, 64 * MiB, 4);
+	cbs[1] = cb_dma(1, big, self->r.region_id, 0, 32 * MiB);
+	ASSERT_EQ(0, engines_pause(1));
+	ASSERT_EQ(0, submit(self->fd, self->q, cbs, 2, 0, &seq));
+	for (i = 0; i < 2; i++) {
+		sf[i] = fence_fd(self->fd, self->q, seq - 1 + i);
+		ASSERT_LE(0, sf[i]);
+	}
+	ASSERT_EQ(0, engines_pause(0));
+	ASSERT_EQ(0, wait_seq(self->fd, self->q, seq, 10000));
+	for (i = 0; i < 2; i++) {
+		t[i] = fence_time(sf[i]);
+		close(sf[i]);
+		ASSERT_LT(0, t[i]);
+	}
+	EXPECT_LT(t[0], t[1]) TH_LOG("expected the 4-byte DMA's fence to signal before the "
+				     "32 MiB DMA's; it signalled %lld ns after it",
+				     (long long)(t[0] - t[1]));
+	free(big);
 }
 
 TEST_F(q, faults_are_sticky_until_reset_and_other_queues_go_on)
