@@ -129,7 +129,7 @@ struct bt_pos {
 	unsigned int i;
 };
 
-/* The entries just before and just after a key that is not in the tree. */
+/* The last entry before a key and the first at or after it (the key's own, if in the tree). */
 struct bt_gap {
 	struct bt_pos pred, succ;
 	bool has_pred, has_succ;
@@ -245,9 +245,10 @@ static inline struct bt_node *bt_leaf_by_id(const struct bt *t, uint32_t id)
 }
 
 /*
- * BY_KEY: the entries on either side of @key, which is not in the tree,
- * found from @leaf (bt_leaf_by_id(), NULL allowed) instead of by a
- * descent: true if @leaf, or a leaf next to it, holds @key's place (@leaf
+ * BY_KEY: the entries on either side of @key, found from @leaf
+ * (bt_leaf_by_id(), NULL allowed) instead of by a descent: the last entry
+ * below @key and the first at or above it (@key itself, if it is in the
+ * tree). True if @leaf, or a leaf next to it, holds @key's place (@leaf
  * may have been split, merged away or reused since it was remembered; a
  * leaf merged away leads to the one that took its entries); false, with
  * *@g unset, when it is not close: then look the key up.

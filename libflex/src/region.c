@@ -8,12 +8,14 @@
 
 /*
  * Add or remove a free block in the best-fit index (when there is one).
- * Adding may fail for lack of host memory (-ENOMEM), and then changes
- * nothing.
+ * An addition or a move gives the index the number of the by-offset leaf
+ * that holds the block, or will once that tree changes (a split may put it
+ * in the next leaf instead: bt_near() looks there too). Adding may fail for
+ * lack of host memory (-ENOMEM), and then changes nothing.
  */
-static int size_add(struct region *r, uint32_t start, uint32_t size)
+static int size_add(struct region *r, uint32_t start, uint32_t size, uint32_t leaf)
 {
-	return r->best_fit ? flex_size_index_add(&r->by_size, start, size) : 0;
+	return r->best_fit ? flex_size_index_add(&r->by_size, start, size, leaf) : 0;
 }
 
 static void size_del(struct region *r, uint32_t start, uint32_t size)
@@ -24,9 +26,26 @@ static void size_del(struct region *r, uint32_t start, uint32_t size)
 
 /* A free block in the best-fit index is split or merged; as size_add(). */
 static int size_move(struct region *r, uint32_t start, uint32_t size, uint32_t nstart,
-		     uint32_t nsize)
+		     uint32_t nsize, struct bt_pos p)
 {
-	return r->best_fit ? flex_size_index_move(&r->by_size, start, size, nstart, nsize) : 0;
+	return r->best_fit ?
+		flex_size_index_move(&r->by_size, start, size, nstart, nsize, bt_leaf_id(p)) : 0;
+}
+
+/*
+ * The by-offset entry of the free block at @start, from the leaf the index
+ * gave with it (@leaf, 0 if none) or, if it moved too far, by a descent.
+ */
+static bool find_free(const struct region *r, uint32_t start, uint32_t leaf, struct bt_pos *p)
+{
+	struct bt_gap g;
+
+	if (bt_near(&r->by_offset, bt_leaf_by_id(&r->by_offset, leaf), start, &g) && g.has_succ &&
+	    bt_key(g.succ) == start) {
+		*p = g.succ;
+		return true;
+	}
+	return bt_lower_bound(&r->by_offset, start, 0, p);
 }
 
 void flex_region_setup(struct region *r, unsigned int slot, pthread_mutex_t *lock, bool best_fit)
@@ -68,7 +87,7 @@ int flex_region_activate(struct region *r, const struct flex_region *src)
 		return -EINVAL;
 	if (r->best_fit && flex_size_index_start(&r->by_size, (uint32_t)granules))
 		return -ENOMEM;
-	if (bt_reserve(&r->by_offset) || size_add(r, 0, (uint32_t)granules)) {
+	if (bt_reserve(&r->by_offset) || size_add(r, 0, (uint32_t)granules, 0)) {
 		flex_size_index_stop(&r->by_size);
 		return -ENOMEM;
 	}
@@ -96,7 +115,7 @@ int flex_region_alloc(struct region *r, uint32_t g, enum flex_alloc_kind kind, u
 		 uint32_t *leaf)
 {
 	bool top_down = kind == FLEX_ALLOC_PROGRAM;
-	uint32_t start, size;
+	uint32_t start, size, hint;
 	struct bt_pos p;
 	bool found;
 
@@ -106,10 +125,11 @@ int flex_region_alloc(struct region *r, uint32_t g, enum flex_alloc_kind kind, u
 		/*
 		 * The index says what the block is: what follows until the
 		 * by-offset tree changes does not wait for the block's leaf,
-		 * a likely cache miss, to load.
+		 * a likely cache miss, to load. It also says where that leaf
+		 * was, which mostly spares the descent to it.
 		 */
-		found = flex_size_index_best(&r->by_size, g, &start, &size) &&
-			bt_lower_bound(&r->by_offset, start, 0, &p);
+		found = flex_size_index_best(&r->by_size, g, &start, &size, &hint) &&
+			find_free(r, start, hint, &p);
 	} else {
 		found = bt_first_fit(&r->by_offset, g, &p);
 	}
@@ -130,13 +150,13 @@ int flex_region_alloc(struct region *r, uint32_t g, enum flex_alloc_kind kind, u
 		*start_out = start;
 	} else if (top_down) {
 		/* Carve the top end: the free part keeps its start. */
-		if (size_move(r, start, size, start, size - g))
+		if (size_move(r, start, size, start, size - g, p))
 			return -ENOMEM;
 		bt_set(&r->by_offset, p, start, size - g);
 		*start_out = start + size - g;
 	} else {
 		/* Carve the bottom end: the free part starts after it. */
-		if (size_move(r, start, size, start + g, size - g))
+		if (size_move(r, start, size, start + g, size - g, p))
 			return -ENOMEM;
 		bt_set(&r->by_offset, p, start + g, size - g);
 		*start_out = start;
@@ -186,23 +206,28 @@ int flex_region_free(struct region *r, uint32_t s, uint32_t z, uint32_t leaf, st
 	 * has its node reserved.
 	 */
 	if (with_prev && with_next) {
-		if (size_move(r, merged_start, bt_val(gap.pred), merged_start, merged_size))
+		if (size_move(r, merged_start, bt_val(gap.pred), merged_start, merged_size,
+			      gap.pred))
 			return -ENOMEM;
 		size_del(r, s + z, bt_val(gap.succ));
 		/* Setting moves no entry, so gap.succ stays valid for the deletion. */
 		bt_set(&r->by_offset, gap.pred, merged_start, merged_size);
 		bt_delete(&r->by_offset, gap.succ);
 	} else if (with_prev) {
-		if (size_move(r, merged_start, bt_val(gap.pred), merged_start, merged_size))
+		if (size_move(r, merged_start, bt_val(gap.pred), merged_start, merged_size,
+			      gap.pred))
 			return -ENOMEM;
 		bt_set(&r->by_offset, gap.pred, merged_start, merged_size);
 	} else if (with_next) {
-		if (size_move(r, s + z, bt_val(gap.succ), merged_start, merged_size))
+		if (size_move(r, s + z, bt_val(gap.succ), merged_start, merged_size, gap.succ))
 			return -ENOMEM;
 		/* The successor grows downward; its place in the order holds. */
 		bt_set(&r->by_offset, gap.succ, merged_start, merged_size);
 	} else {
-		if (size_add(r, s, z))
+		uint32_t near = gap.has_succ ? bt_leaf_id(gap.succ) :
+				gap.has_pred ? bt_leaf_id(gap.pred) : 0;
+
+		if (size_add(r, s, z, near))
 			return -ENOMEM;
 		if (gap.has_succ) {
 			bt_insert_before(&r->by_offset, gap.succ, s, z);

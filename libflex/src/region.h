@@ -7,7 +7,9 @@
  * (lowest offset that fits), its mirror (highest offset that fits, for
  * top-down placement) and a freed block's free neighbours are each one
  * descent. With best fit, free blocks are also in a size index
- * (size_index.h) that gives the smallest that fits, lowest offset first. An
+ * (size_index.h) that gives the smallest that fits, lowest offset first,
+ * and the by-offset leaf that held it when it was last added or moved
+ * there, from which bt_near() finds its entry without a descent. An
  * allocated block is only its AllocationIndex slot
  * (slot_table.h): no tree holds it, since a free finds its neighbours as the
  * free blocks just before and after it. The slot also remembers the leaf

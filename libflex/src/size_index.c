@@ -22,13 +22,23 @@ static inline bool in_slots(const struct size_bin *b)
 	return b->a == b->slot;
 }
 
+/* The hints of @b's entries, in the row after their starts. */
+static inline uint32_t *hints(const struct size_bin *b)
+{
+	return b->a + b->cap;
+}
+
 /* @b's (at most BIN_SLOTS) blocks go to its slots, from an array or the tree (none left). */
 static void to_slots(struct size_bin *b)
 {
-	uint32_t v[BIN_SLOTS];
+	uint32_t v[2 * BIN_SLOTS];
 
-	for (unsigned int i = 0; i < BIN_SLOTS; i++)
-		v[i] = i < b->n && !in_tree(b) ? b->a[i] : BIN_PAD;
+	for (unsigned int i = 0; i < BIN_SLOTS; i++) {
+		bool used = i < b->n && !in_tree(b);
+
+		v[i] = used ? b->a[i] : BIN_PAD;
+		v[BIN_SLOTS + i] = used ? hints(b)[i] : 0;
+	}
 	if (!in_tree(b) && !in_slots(b))
 		free(b->a);
 	memcpy(b->slot, v, sizeof(v));
@@ -42,6 +52,8 @@ void flex_size_index_init(struct size_index *x)
 {
 	memset(x, 0, sizeof(*x));
 	flex_bt_init(&x->tree, BT_BY_PAIR);
+	/* The bins scan with the same instruction set as the tree. */
+	x->avx2 = !strcmp(x->tree.ops->name, "avx2");
 }
 
 void flex_size_index_fini(struct size_index *x)
@@ -86,7 +98,7 @@ void flex_size_index_stop(struct size_index *x)
 	x->num_bins = 0;
 }
 
-/* ---- the bitmap of non-empty bins: set and cleared without a branch ---- */
+/* ---- the bitmap of non-empty bins ---- */
 
 static inline void mark(struct size_index *x, uint32_t s)
 {
@@ -97,8 +109,11 @@ static inline void mark(struct size_index *x, uint32_t s)
 /* Bin @s has @n blocks now: clear its bits if none. */
 static inline void unmark_if_empty(struct size_index *x, uint32_t s, uint32_t n)
 {
-	x->map[s / 64] &= ~((uint64_t)(n == 0) << (s % 64));
-	x->map_top[s / 4096] &= ~((uint64_t)(x->map[s / 64] == 0) << (s / 64 % 64));
+	if (n)
+		return;
+	x->map[s / 64] &= ~(1ULL << (s % 64));
+	if (!x->map[s / 64])
+		x->map_top[s / 4096] &= ~(1ULL << (s / 64 % 64));
 }
 
 /* The smallest size at or above @g (below num_bins) whose bin has blocks; 0: none. */
@@ -183,6 +198,26 @@ static inline uint32_t lowest(const uint32_t *a, uint32_t n)
 #endif
 }
 
+/* The same scans of @b's entries, with the AVX2 build where it may run. */
+static inline uint32_t bin_find(const struct size_index *x, const struct size_bin *b, uint32_t n,
+				uint32_t v)
+{
+#if BT_HAVE_AVX2
+	if (x->avx2 && !in_slots(b))
+		return flex_size_bin_find_avx2(b->a, n, v);
+#endif
+	return find(b->a, n, v);
+}
+
+static inline uint32_t bin_lowest(const struct size_index *x, const struct size_bin *b, uint32_t n)
+{
+#if BT_HAVE_AVX2
+	if (x->avx2 && !in_slots(b))
+		return flex_size_bin_lowest_avx2(b->a, n);
+#endif
+	return lowest(b->a, n);
+}
+
 /* ---- the tree ---- */
 
 static void tree_del(struct size_index *x, uint32_t start, uint32_t size)
@@ -233,12 +268,15 @@ static int grow(struct size_index *x, struct size_bin *b, uint32_t size)
 	if (b->cap == BIN_ARRAY_MAX)
 		return to_tree(x, b, size) ? -ENOMEM : bt_reserve(&x->tree);
 	cap = in_slots(b) ? BIN_ARRAY_MIN : 2U * b->cap;
-	a = malloc(cap * sizeof(*a));
+	a = malloc(2 * cap * sizeof(*a));
 	if (!a)
 		return -ENOMEM;
 	memcpy(a, b->a, b->n * sizeof(*a));
-	for (uint32_t i = b->n; i < cap; i++)
+	memcpy(a + cap, hints(b), b->n * sizeof(*a));
+	for (uint32_t i = b->n; i < cap; i++) {
 		a[i] = BIN_PAD;
+		a[cap + i] = 0;
+	}
 	if (!in_slots(b))
 		free(b->a);
 	b->a = a;
@@ -260,8 +298,9 @@ static inline int make_room(struct size_index *x, uint32_t size)
 
 /* ---- changes ---- */
 
-/* Add a block where make_room() made room. */
-static inline void add(struct size_index *x, uint32_t start, uint32_t size)
+/* Add a block where make_room() made room. Inlined: both callers are hot. */
+static inline __attribute__((always_inline)) void add(struct size_index *x, uint32_t start,
+							 uint32_t size, uint32_t leaf)
 {
 	struct size_bin *b;
 	uint32_t v, n;
@@ -278,23 +317,25 @@ static inline void add(struct size_index *x, uint32_t start, uint32_t size)
 	}
 	v = start ^ BIN_BIAS;
 	b->a[n] = v;
+	hints(b)[n] = leaf;
 	/* An empty bin's lowest (entry 0) is padding: the new one is below. */
 	b->lo = (int32_t)v < (int32_t)b->a[b->lo] ? (uint16_t)n : b->lo;
 	mark(x, size);
 }
 
-int flex_size_index_add(struct size_index *x, uint32_t start, uint32_t size)
+int flex_size_index_add(struct size_index *x, uint32_t start, uint32_t size, uint32_t leaf)
 {
 	if (make_room(x, size))
 		return -ENOMEM;
-	add(x, start, size);
+	add(x, start, size, leaf);
 	return 0;
 }
 
-static inline void del(struct size_index *x, uint32_t start, uint32_t size)
+static inline __attribute__((always_inline)) void del(struct size_index *x, uint32_t start,
+							 uint32_t size)
 {
 	struct size_bin *b;
-	uint32_t v, i, last, *a;
+	uint32_t v, i, last, *a, *h;
 
 	if (size >= x->num_bins) {
 		tree_del(x, start, size);
@@ -310,13 +351,16 @@ static inline void del(struct size_index *x, uint32_t start, uint32_t size)
 		return;
 	}
 	a = b->a;
+	h = hints(b);
 	v = start ^ BIN_BIAS;
 	/* Best fit takes the lowest: no search. */
-	i = a[b->lo] == v ? b->lo : find(a, last + 1, v);
+	i = a[b->lo] == v ? b->lo : bin_find(x, b, last + 1, v);
 	a[i] = a[last];
 	a[last] = BIN_PAD;
+	h[i] = h[last];
+	h[last] = 0;
 	if (i == b->lo)
-		b->lo = last ? (uint16_t)lowest(a, last) : 0;
+		b->lo = last ? (uint16_t)bin_lowest(x, b, last) : 0;
 	else
 		b->lo = b->lo == last ? (uint16_t)i : b->lo;
 	if (last <= BIN_SLOTS / 2 && !in_slots(b))
@@ -336,7 +380,7 @@ static inline uint64_t pair(struct bt_pos p)
 }
 
 int flex_size_index_move(struct size_index *x, uint32_t start, uint32_t size, uint32_t nstart,
-			 uint32_t nsize)
+			 uint32_t nsize, uint32_t leaf)
 {
 	uint64_t k = (uint64_t)nsize << 32 | nstart;
 	struct bt_pos p, q;
@@ -346,7 +390,7 @@ int flex_size_index_move(struct size_index *x, uint32_t start, uint32_t size, ui
 	if (size < x->num_bins || nsize < x->num_bins ||
 	    !bt_lower_bound(&x->tree, size, start, &p)) {
 		del(x, start, size);
-		add(x, nstart, nsize);
+		add(x, nstart, nsize, leaf);
 		return 0;
 	}
 	/*
@@ -368,7 +412,8 @@ int flex_size_index_move(struct size_index *x, uint32_t start, uint32_t size, ui
 	return 0;
 }
 
-bool flex_size_index_best(const struct size_index *x, uint32_t g, uint32_t *start, uint32_t *size)
+bool flex_size_index_best(const struct size_index *x, uint32_t g, uint32_t *start, uint32_t *size,
+			  uint32_t *leaf)
 {
 	uint32_t s = g < x->num_bins ? next_bin(x, g) : 0;
 	struct bt_pos p;
@@ -378,6 +423,7 @@ bool flex_size_index_best(const struct size_index *x, uint32_t g, uint32_t *star
 
 		*size = s;
 		*start = b->a[b->lo] ^ BIN_BIAS;
+		*leaf = hints(b)[b->lo];
 		return true;
 	}
 	/*
@@ -389,6 +435,7 @@ bool flex_size_index_best(const struct size_index *x, uint32_t g, uint32_t *star
 		return false;
 	*size = bt_key(p);
 	*start = bt_val(p);
+	*leaf = 0;
 	return true;
 }
 
@@ -419,6 +466,8 @@ static const char *check_bin(const struct size_index *x, uint32_t s, uint64_t *t
 	for (unsigned int i = 0; i < b->cap; i++) {
 		if ((i < b->n) == (b->a[i] == BIN_PAD))
 			return "bin's used entries and padding mixed up";
+		if (i >= b->n && hints(b)[i])
+			return "bin's padding has a hint";
 		if (i < b->n && (int32_t)b->a[i] < (int32_t)b->a[b->lo])
 			return "bin's lowest is not the lowest";
 	}

@@ -52,9 +52,9 @@
  * Single-thread costs are timed with the thread's CPU clock (time spent
  * descheduled on a shared machine is not the allocator's); throughput with
  * wall time. Lines starting with '#' give context: the machine's load and
- * whether its CPU has AVX2 (the free-block tree then scans with its AVX2
- * build); the costs at each size and each round's ratios; the 2-thread
- * over 1-thread ratio of steps per second of the threads' own CPU time
+ * whether its CPU has AVX2 (the free-block tree and the best-fit
+ * index's bins then scan with their AVX2 builds); the costs at each size
+ * and each round's ratios; the 2-thread over 1-thread ratio of steps per second of the threads' own CPU time
  * (the cost of sharing, which the machine's load hardly swings: about 1
  * when the threads keep to regions of their own); the same throughput
  * with one global lock; how much two threads of work that shares nothing

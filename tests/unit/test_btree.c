@@ -132,7 +132,11 @@ struct memory {
 	long found, refused;	/* bt_near() answers from remembered leaves */
 };
 
-/* What bt_near() says from @leaf about @key (not in the tree) against the model. */
+/*
+ * What bt_near() says from @leaf about @key against the model: the last key
+ * below it and the first at or above it (@key itself if it is in the tree,
+ * as when best fit looks up the block its index gave).
+ */
 static bool check_near(const struct bt *t, const struct model *m, struct bt_node *leaf,
 		       uint32_t key, long step, const char *from)
 {
@@ -161,16 +165,12 @@ static void compare_near(const struct bt *t, const struct model *m, struct memor
 			 uint64_t *seed, long step)
 {
 	uint32_t key = (uint32_t)(rng(seed) % KEY_RANGE);
-	int lb = model_lb(m, key, 0);
 	struct bt_pos p;
 
-	if (lb < m->n && m->key[lb] == key)
-		return;		/* in the tree: not a gap */
 	for (unsigned int i = 0; i < REMEMBERED; i++) {
 		uint32_t k = mem->key[i];
-		int j = model_lb(m, k, 0);
 
-		if (!mem->id[i] || (j < m->n && m->key[j] == k))
+		if (!mem->id[i])
 			continue;
 		if (check_near(t, m, bt_leaf_by_id(t, mem->id[i]), k, step, "remembered"))
 			mem->found++;
@@ -186,6 +186,11 @@ static void compare_near(const struct bt *t, const struct model *m, struct memor
 	require(check_near(t, m, p.leaf, key, step, "just found"),
 		"%s, step %ld: near %u from the leaf a lookup found: refused", t->ops->name, step,
 		key);
+	/* From either neighbour (as after a split or a borrow) it may refuse, or be right. */
+	if (p.leaf->prev)
+		check_near(t, m, p.leaf->prev, key, step, "neighbouring");
+	if (p.leaf->next)
+		check_near(t, m, p.leaf->next, key, step, "neighbouring");
 	mem->id[mem->next] = bt_leaf_id(p);
 	mem->key[mem->next] = key;
 	mem->next = (mem->next + 1) % REMEMBERED;

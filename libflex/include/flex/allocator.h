@@ -63,7 +63,9 @@
  *    offset). An allocation is found from its index in O(1) (a table of
  *    slots), and its free neighbours, when it is freed, from the tree leaf
  *    that held them when it was allocated (checked, and looked up from the
- *    root only if they have moved on). No operation calls malloc except to
+ *    root only if they have moved on); in the same way a best fit from a
+ *    bin finds its block in the by-offset tree from the leaf that held it,
+ *    or its neighbours, when it last changed. No operation calls malloc except to
  *    grow these structures.
  *  - Program binaries (FLEX_ALLOC_PROGRAM) are placed top-down: the
  *    highest free block that fits, carved from its top end, whatever the
