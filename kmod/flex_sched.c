@@ -531,9 +531,14 @@ int flex_sched_init(struct flex_device *fdev)
 		fdev->engines[i].id = i;
 		INIT_WORK(&fdev->engines[i].work, engine_work);
 	}
-	/* The engines signal fences: they must progress under reclaim too. */
+	/*
+	 * The engines signal fences: they must progress under reclaim too.
+	 * A kick queues a busy engine's work again, and that counts as
+	 * active while the engine runs: room for two per engine, or the
+	 * idle engine's work waits until the busy one runs out of work.
+	 */
 	fdev->wq = alloc_workqueue("flex%u", WQ_UNBOUND | WQ_MEM_RECLAIM,
-				   FLEX_NR_ENGINES, fdev->index);
+				   2 * FLEX_NR_ENGINES, fdev->index);
 	return fdev->wq ? 0 : -ENOMEM;
 }
 

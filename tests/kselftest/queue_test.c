@@ -2,7 +2,8 @@
 /*
  * flex queues and DMA: round trips of many sizes and alignments, FIFO order,
  * independence of queues, cross-queue waits, timeouts and poll, when fences
- * signal (queues take turns; no fence waits behind a DMA), sticky
+ * signal (queues take turns; no fence waits behind a DMA; an idle engine
+ * never waits for the busy one), sticky
  * faults and reset, every bad argument, blocking submission, cleanup of a
  * killed process with DMA in flight, and isolation of VFs by DMA.
  */
@@ -10,6 +11,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "flex_test.h"
@@ -304,6 +306,59 @@ TEST_F(q, a_fence_never_waits_for_the_dma_behind_it)
 	EXPECT_LT(t[0], t[1]) TH_LOG("expected the 4-byte DMA's fence to signal before the "
 				     "32 MiB DMA's; it signalled %lld ns after it",
 				     (long long)(t[0] - t[1]));
+	free(big);
+}
+
+/*
+ * The two engines run side by side even when one is kicked while it is
+ * busy (every submission and every signalled dependency kicks both): a NOP
+ * submitted while a long DMA runs signals before the DMA does. The
+ * engines' workqueue once let only two work items be active, and a busy
+ * engine's work queued again took the second slot, so the idle engine
+ * waited until the busy one ran out of work.
+ */
+TEST_F(q, a_nop_submitted_during_a_long_dma_does_not_wait_for_it)
+{
+	const size_t size = REGION;
+	unsigned char *big = malloc(size);
+	struct flex_cb dma, nop;
+	struct pollfd pfd;
+	__u64 seq, nop_seq;
+	int q2, sf[2], i;
+	__s64 t[2];
+
+	ASSERT_NE(NULL, big);
+	memset(big, 3, size);
+	memset(&nop, 0, sizeof(nop));
+	q2 = queue_create(self->fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+	ASSERT_LT(0, q2);
+	dma = cb_dma(1, big, self->r.region_id, 0, size);
+	ASSERT_EQ(0, submit(self->fd, self->q, &dma, 1, 0, &seq));
+	sf[0] = fence_fd(self->fd, self->q, seq);
+	ASSERT_LE(0, sf[0]);
+	/* The kick of that submission has long found the compute engine idle. */
+	usleep(10000);
+	pfd = (struct pollfd){ .fd = sf[0], .events = POLLIN };
+	if (poll(&pfd, 1, 0) != 0) {
+		close(sf[0]);
+		free(big);
+		SKIP(return, "the %llu MiB DMA finished within 10 ms: too fast to test with",
+		     (unsigned long long)(size / MiB));
+	}
+	ASSERT_EQ(0, submit(self->fd, q2, &nop, 1, 0, &nop_seq));
+	sf[1] = fence_fd(self->fd, q2, nop_seq);
+	ASSERT_LE(0, sf[1]);
+	ASSERT_EQ(0, wait_seq(self->fd, self->q, seq, 20000));
+	ASSERT_EQ(0, wait_seq(self->fd, q2, nop_seq, 20000));
+	for (i = 0; i < 2; i++) {
+		t[i] = fence_time(sf[i]);
+		close(sf[i]);
+		ASSERT_LT(0, t[i]);
+	}
+	EXPECT_LT(t[1], t[0]) TH_LOG("expected the NOP's fence to signal before the %llu MiB "
+				     "DMA's; it signalled %lld ns after it: the idle engine "
+				     "waited for the busy one", (unsigned long long)(size / MiB),
+				     (long long)(t[1] - t[0]));
 	free(big);
 }
 
