@@ -127,7 +127,12 @@ struct flex_fn;
 struct flex_device;
 struct flex_scratch;
 
-/* The device's two engines; NOP and WAIT CBs run on whichever is free. */
+/*
+ * The device's two engines. NOP and WAIT CBs, and DMAs of at most
+ * FLEX_DMA_INLINE_MAX bytes, run on whichever is free.
+ */
+#define FLEX_DMA_INLINE_MAX	(64 * 1024)
+
 enum flex_engine_id {
 	FLEX_ENGINE_DMA,
 	FLEX_ENGINE_COMPUTE,

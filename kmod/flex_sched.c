@@ -7,18 +7,19 @@
  * least-served function first, its queues taking turns), runs it outside
  * any lock, completes it and picks again until nothing is ready. A queue
  * runs one CB at a time, so CBs of a queue keep their order while a DMA of
- * one queue overlaps a compute of another. A WAIT CB is ready once the CB
- * it waits for has signalled; until then its queue is blocked, and a
- * callback on that fence kicks the engines.
+ * one queue overlaps a compute of another. NOPs, WAITs and DMAs of at most
+ * FLEX_DMA_INLINE_MAX bytes run on either engine. A WAIT CB is ready once
+ * the CB it waits for has signalled; until then its queue is blocked, and
+ * a callback on that fence kicks the engines.
  *
  * A picked CB starts a run: while the queue would be picked again anyway
  * (no other queue is ready for the engine at its priority or above), the
- * engine goes on with the queue's next CBs that complete at once (NOP, a
- * WAIT whose fence has signalled), up to FLEX_SCHED_RUN_MAX, in one lock
- * section each, and signals the run's fences together when it ends, as a
- * ring signals every fence up to the seqno it reached. A DMA or a compute
- * never joins a run, so no fence waits behind one for longer than a run of
- * instant CBs takes.
+ * engine goes on with the queue's next CBs that complete at once
+ * (instant(): a NOP, a WAIT whose fence has signalled), up to
+ * FLEX_SCHED_RUN_MAX, in one lock section each, and signals the run's
+ * fences together when it ends, as a ring signals every fence up to the
+ * seqno it reached. A DMA or a compute never joins a run, so no fence
+ * waits behind one for longer than a run of instant CBs takes.
  *
  * The fence-signalling critical path runs from picking a CB to signalling
  * its fence (dma_fence_begin_signalling() marks it for lockdep): it neither
@@ -225,6 +226,15 @@ static struct flex_job *pick_job(struct flex_device *fdev, enum flex_engine_id i
 	return job;
 }
 
+/* Whether @job completes at once when it runs: a NOP, or a WAIT that is ready. */
+static bool instant(const struct flex_job *job)
+{
+	if (job->cb.opcode == FLEX_CB_NOP)
+		return true;
+	return job->cb.opcode == FLEX_CB_WAIT &&
+	       (!job->dep || dma_fence_is_signaled(job->dep));
+}
+
 /*
  * The CB that goes on with @q's run on engine @id after @n CBs, taken off
  * the queue and made its running CB, or NULL when the run ends. See the
@@ -243,8 +253,7 @@ static struct flex_job *run_next(struct flex_queue *q, enum flex_engine_id id,
 	    atomic_read(&fdev->deps_signalled))
 		return NULL;
 	next = list_first_entry_or_null(&q->pending, struct flex_job, link);
-	if (!next || next->engine != FLEX_NR_ENGINES ||
-	    (next->dep && !dma_fence_is_signaled(next->dep)))
+	if (!next || !instant(next))
 		return NULL;
 	for (prio = q->priority; prio < FLEX_NR_PRIORITIES; prio++)
 		if (!list_empty(&fdev->ready_fns[id][prio]))

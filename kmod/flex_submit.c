@@ -289,7 +289,12 @@ static int prepare_dma(struct flex_file *ff, struct flex_job *job)
 	 */
 	if (to_dev)
 		flex_region_back(r, dma->dev.offset, dma->size, false);
-	job->engine = FLEX_ENGINE_DMA;
+	/*
+	 * A small DMA runs on whichever engine is free first, as a command
+	 * processor copies small data inline: a launch's corrections do not
+	 * wait behind another queue's big upload on the DMA engine.
+	 */
+	job->engine = dma->size <= FLEX_DMA_INLINE_MAX ? FLEX_NR_ENGINES : FLEX_ENGINE_DMA;
 	return 0;
 }
 

@@ -3,7 +3,7 @@
  * flex queues and DMA: round trips of many sizes and alignments, FIFO order,
  * independence of queues, cross-queue waits, timeouts and poll, when fences
  * signal (queues take turns; no fence waits behind a DMA; an idle engine
- * never waits for the busy one), sticky
+ * never waits for the busy one; a small DMA runs on either engine), sticky
  * faults and reset, every bad argument, blocking submission, cleanup of a
  * killed process with DMA in flight, and isolation of VFs by DMA.
  */
@@ -274,38 +274,45 @@ TEST_F(q, queues_take_turns_between_cbs_that_complete_at_once)
 }
 
 /*
- * A fence never waits for a DMA or a compute queued behind its CB: the
- * small DMA's fence signals before the big one has run.
+ * A fence never waits for a DMA or a compute queued behind its CB: a NOP's
+ * fence signals before the small DMA after it has run (a DMA never joins
+ * a run of instant CBs, even one that may run on either engine), and the
+ * small DMA's before the big one has run.
  */
 TEST_F(q, a_fence_never_waits_for_the_dma_behind_it)
 {
+	static const char *const what[] = { "NOP", "4-byte DMA", "32 MiB DMA" };
 	unsigned char *big = malloc(32 * MiB);
 	__u32 word = 7;
-	struct flex_cb cbs[2];
-	int sf[2], i;
-	__s64 t[2];
+	struct flex_cb cbs[3];
+	int sf[3], i;
+	__s64 t[3];
 	__u64 seq;
 
 	ASSERT_NE(NULL, big);
 	memset(big, 3, 32 * MiB);
-	cbs[0] = cb_dma(1, &word, self->r.region_id, 64 * MiB, 4);
-	cbs[1] = cb_dma(1, big, self->r.region_id, 0, 32 * MiB);
+	memset(&cbs[0], 0, sizeof(cbs[0]));
+	cbs[1] = cb_dma(1, &word, self->r.region_id, 64 * MiB, 4);
+	cbs[2] = cb_dma(1, big, self->r.region_id, 0, 32 * MiB);
 	ASSERT_EQ(0, engines_pause(1));
-	ASSERT_EQ(0, submit(self->fd, self->q, cbs, 2, 0, &seq));
-	for (i = 0; i < 2; i++) {
-		sf[i] = fence_fd(self->fd, self->q, seq - 1 + i);
+	ASSERT_EQ(0, submit(self->fd, self->q, cbs, 3, 0, &seq));
+	for (i = 0; i < 3; i++) {
+		sf[i] = fence_fd(self->fd, self->q, seq - 2 + i);
 		ASSERT_LE(0, sf[i]);
 	}
 	ASSERT_EQ(0, engines_pause(0));
 	ASSERT_EQ(0, wait_seq(self->fd, self->q, seq, 10000));
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 3; i++) {
 		t[i] = fence_time(sf[i]);
 		close(sf[i]);
 		ASSERT_LT(0, t[i]);
 	}
-	EXPECT_LT(t[0], t[1]) TH_LOG("expected the 4-byte DMA's fence to signal before the "
-				     "32 MiB DMA's; it signalled %lld ns after it",
+	EXPECT_LT(t[0], t[1]) TH_LOG("expected the %s's fence to signal before the %s's; it "
+				     "signalled %lld ns after it", what[0], what[1],
 				     (long long)(t[0] - t[1]));
+	EXPECT_LT(t[1], t[2]) TH_LOG("expected the %s's fence to signal before the %s's; it "
+				     "signalled %lld ns after it", what[1], what[2],
+				     (long long)(t[1] - t[2]));
 	free(big);
 }
 
@@ -360,6 +367,63 @@ TEST_F(q, a_nop_submitted_during_a_long_dma_does_not_wait_for_it)
 				     "waited for the busy one", (unsigned long long)(size / MiB),
 				     (long long)(t[1] - t[0]));
 	free(big);
+}
+
+/*
+ * A DMA of at most 64 KiB runs on whichever engine is free, as a command
+ * processor copies small data inline: one submitted on another queue
+ * while a long DMA keeps the DMA engine busy signals first, and its data
+ * lands.
+ */
+TEST_F(q, a_small_dma_does_not_wait_behind_a_big_one)
+{
+	const size_t size = REGION - 64 * 1024, small = 64 * 1024;
+	unsigned char *big = malloc(size), *in = malloc(small), *out = malloc(small);
+	struct flex_cb dma, sdma;
+	struct pollfd pfd;
+	__u64 seq, small_seq;
+	int q2, sf[2], i;
+	__s64 t[2];
+
+	ASSERT_NE(NULL, big);
+	ASSERT_NE(NULL, in);
+	ASSERT_NE(NULL, out);
+	memset(big, 3, size);
+	fill(in, small, 11);
+	q2 = queue_create(self->fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+	ASSERT_LT(0, q2);
+	dma = cb_dma(1, big, self->r.region_id, 0, size);
+	sdma = cb_dma(1, in, self->r.region_id, size, small);
+	ASSERT_EQ(0, submit(self->fd, self->q, &dma, 1, 0, &seq));
+	sf[0] = fence_fd(self->fd, self->q, seq);
+	ASSERT_LE(0, sf[0]);
+	usleep(10000);
+	pfd = (struct pollfd){ .fd = sf[0], .events = POLLIN };
+	if (poll(&pfd, 1, 0) != 0) {
+		close(sf[0]);
+		SKIP(goto out, "the %llu MiB DMA finished within 10 ms: too fast to test with",
+		     (unsigned long long)(size / MiB));
+	}
+	ASSERT_EQ(0, submit(self->fd, q2, &sdma, 1, 0, &small_seq));
+	sf[1] = fence_fd(self->fd, q2, small_seq);
+	ASSERT_LE(0, sf[1]);
+	ASSERT_EQ(0, wait_seq(self->fd, self->q, seq, 20000));
+	ASSERT_EQ(0, wait_seq(self->fd, q2, small_seq, 20000));
+	for (i = 0; i < 2; i++) {
+		t[i] = fence_time(sf[i]);
+		close(sf[i]);
+		ASSERT_LT(0, t[i]);
+	}
+	EXPECT_LT(t[1], t[0]) TH_LOG("expected the 64 KiB DMA's fence to signal before the "
+				     "%llu MiB DMA's; it signalled %lld ns after it: it waited "
+				     "for the DMA engine", (unsigned long long)(size / MiB),
+				     (long long)(t[1] - t[0]));
+	ASSERT_EQ(0, run_cb(self->fd, q2, cb_dma(0, out, self->r.region_id, size, small)));
+	EXPECT_EQ(0, memcmp(in, out, small)) TH_LOG("the 64 KiB DMA's data did not land");
+out:
+	free(big);
+	free(in);
+	free(out);
 }
 
 TEST_F(q, faults_are_sticky_until_reset_and_other_queues_go_on)

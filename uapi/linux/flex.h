@@ -172,7 +172,9 @@ struct flex_region_info {
  * A queue is one FIFO of control blocks (CBs) on the device. CBs of one
  * queue run in submission order, one at a time; queues are independent, and
  * the device's DMA engine and compute engine each run a CB of a different
- * queue at the same time. Every CB gets the next sequence number of its
+ * queue at the same time (NOPs, WAITs and DMAs of at most 64 KiB run on
+ * either engine, larger DMAs on the DMA engine, computes on the compute
+ * engine). Every CB gets the next sequence number of its
  * queue (the first is 1); completion is "every CB up to seqno has run".
  * A CB that runs longer than the module parameter cb_timeout_ms faults
  * with FLEX_FAULT_TIMEOUT.
