@@ -221,6 +221,59 @@ static __s64 fence_time(int sf)
 }
 
 /*
+ * Starts a DMA of @size bytes from @buf on queue @q and returns the fd of
+ * its fence once it has run for 10 ms, long after its submission's kick
+ * found the other engine idle: 0 if it finished within that time (too
+ * fast to test with), or -1 on error.
+ */
+static int long_dma_running(int fd, __u32 q, __u64 region, const void *buf, size_t size)
+{
+	struct flex_cb dma = cb_dma(1, buf, region, 0, size);
+	struct pollfd pfd;
+	__u64 seq;
+	int sf;
+
+	if (submit(fd, q, &dma, 1, 0, &seq))
+		return -1;
+	sf = fence_fd(fd, q, seq);
+	if (sf < 0)
+		return -1;
+	usleep(10000);
+	pfd = (struct pollfd){ .fd = sf, .events = POLLIN };
+	if (poll(&pfd, 1, 0) != 0) {
+		close(sf);
+		return 0;
+	}
+	return sf;
+}
+
+/*
+ * Waits up to 20 s for the fences of sync_files @first and @second, closes
+ * both and stores how long after @first's @second's signalled (negative if
+ * before). Returns 0, or -1 if either did not signal.
+ */
+static int signalled_after(int first, int second, __s64 *ns)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = first, .events = POLLIN }, { .fd = second, .events = POLLIN },
+	};
+	__s64 t0, t1;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (poll(&pfd[i], 1, 20000) != 1)
+			break;
+	t0 = i == 2 ? fence_time(first) : -1;
+	t1 = i == 2 ? fence_time(second) : -1;
+	close(first);
+	close(second);
+	if (t0 <= 0 || t1 <= 0)
+		return -1;
+	*ns = t1 - t0;
+	return 0;
+}
+
+/*
  * The engine goes on with a queue's CBs that complete at once only while
  * no other queue waits for it: three queues on two engines always leave
  * one waiting, so each queue's first NOP signals before any queue's last.
@@ -328,44 +381,31 @@ TEST_F(q, a_nop_submitted_during_a_long_dma_does_not_wait_for_it)
 {
 	const size_t size = REGION;
 	unsigned char *big = malloc(size);
-	struct flex_cb dma, nop;
-	struct pollfd pfd;
-	__u64 seq, nop_seq;
-	int q2, sf[2], i;
-	__s64 t[2];
+	struct flex_cb nop;
+	__u64 nop_seq;
+	int q2, sf, nsf;
+	__s64 after;
 
 	ASSERT_NE(NULL, big);
 	memset(big, 3, size);
 	memset(&nop, 0, sizeof(nop));
 	q2 = queue_create(self->fd, FLEX_QUEUE_PRIO_NORMAL, 0);
 	ASSERT_LT(0, q2);
-	dma = cb_dma(1, big, self->r.region_id, 0, size);
-	ASSERT_EQ(0, submit(self->fd, self->q, &dma, 1, 0, &seq));
-	sf[0] = fence_fd(self->fd, self->q, seq);
-	ASSERT_LE(0, sf[0]);
-	/* The kick of that submission has long found the compute engine idle. */
-	usleep(10000);
-	pfd = (struct pollfd){ .fd = sf[0], .events = POLLIN };
-	if (poll(&pfd, 1, 0) != 0) {
-		close(sf[0]);
+	sf = long_dma_running(self->fd, self->q, self->r.region_id, big, size);
+	ASSERT_LE(0, sf);
+	if (!sf) {
 		free(big);
 		SKIP(return, "the %llu MiB DMA finished within 10 ms: too fast to test with",
 		     (unsigned long long)(size / MiB));
 	}
 	ASSERT_EQ(0, submit(self->fd, q2, &nop, 1, 0, &nop_seq));
-	sf[1] = fence_fd(self->fd, q2, nop_seq);
-	ASSERT_LE(0, sf[1]);
-	ASSERT_EQ(0, wait_seq(self->fd, self->q, seq, 20000));
-	ASSERT_EQ(0, wait_seq(self->fd, q2, nop_seq, 20000));
-	for (i = 0; i < 2; i++) {
-		t[i] = fence_time(sf[i]);
-		close(sf[i]);
-		ASSERT_LT(0, t[i]);
-	}
-	EXPECT_LT(t[1], t[0]) TH_LOG("expected the NOP's fence to signal before the %llu MiB "
-				     "DMA's; it signalled %lld ns after it: the idle engine "
-				     "waited for the busy one", (unsigned long long)(size / MiB),
-				     (long long)(t[1] - t[0]));
+	nsf = fence_fd(self->fd, q2, nop_seq);
+	ASSERT_LE(0, nsf);
+	ASSERT_EQ(0, signalled_after(sf, nsf, &after));
+	EXPECT_LT(after, 0) TH_LOG("expected the NOP's fence to signal before the %llu MiB "
+				   "DMA's; it signalled %lld ns after it: the idle engine "
+				   "waited for the busy one", (unsigned long long)(size / MiB),
+				   (long long)after);
 	free(big);
 }
 
@@ -379,11 +419,10 @@ TEST_F(q, a_small_dma_does_not_wait_behind_a_big_one)
 {
 	const size_t size = REGION - 64 * 1024, small = 64 * 1024;
 	unsigned char *big = malloc(size), *in = malloc(small), *out = malloc(small);
-	struct flex_cb dma, sdma;
-	struct pollfd pfd;
-	__u64 seq, small_seq;
-	int q2, sf[2], i;
-	__s64 t[2];
+	struct flex_cb sdma;
+	__u64 small_seq;
+	int q2, sf, ssf;
+	__s64 after;
 
 	ASSERT_NE(NULL, big);
 	ASSERT_NE(NULL, in);
@@ -392,32 +431,20 @@ TEST_F(q, a_small_dma_does_not_wait_behind_a_big_one)
 	fill(in, small, 11);
 	q2 = queue_create(self->fd, FLEX_QUEUE_PRIO_NORMAL, 0);
 	ASSERT_LT(0, q2);
-	dma = cb_dma(1, big, self->r.region_id, 0, size);
-	sdma = cb_dma(1, in, self->r.region_id, size, small);
-	ASSERT_EQ(0, submit(self->fd, self->q, &dma, 1, 0, &seq));
-	sf[0] = fence_fd(self->fd, self->q, seq);
-	ASSERT_LE(0, sf[0]);
-	usleep(10000);
-	pfd = (struct pollfd){ .fd = sf[0], .events = POLLIN };
-	if (poll(&pfd, 1, 0) != 0) {
-		close(sf[0]);
+	sf = long_dma_running(self->fd, self->q, self->r.region_id, big, size);
+	ASSERT_LE(0, sf);
+	if (!sf)
 		SKIP(goto out, "the %llu MiB DMA finished within 10 ms: too fast to test with",
 		     (unsigned long long)(size / MiB));
-	}
+	sdma = cb_dma(1, in, self->r.region_id, size, small);
 	ASSERT_EQ(0, submit(self->fd, q2, &sdma, 1, 0, &small_seq));
-	sf[1] = fence_fd(self->fd, q2, small_seq);
-	ASSERT_LE(0, sf[1]);
-	ASSERT_EQ(0, wait_seq(self->fd, self->q, seq, 20000));
-	ASSERT_EQ(0, wait_seq(self->fd, q2, small_seq, 20000));
-	for (i = 0; i < 2; i++) {
-		t[i] = fence_time(sf[i]);
-		close(sf[i]);
-		ASSERT_LT(0, t[i]);
-	}
-	EXPECT_LT(t[1], t[0]) TH_LOG("expected the 64 KiB DMA's fence to signal before the "
-				     "%llu MiB DMA's; it signalled %lld ns after it: it waited "
-				     "for the DMA engine", (unsigned long long)(size / MiB),
-				     (long long)(t[1] - t[0]));
+	ssf = fence_fd(self->fd, q2, small_seq);
+	ASSERT_LE(0, ssf);
+	ASSERT_EQ(0, signalled_after(sf, ssf, &after));
+	EXPECT_LT(after, 0) TH_LOG("expected the 64 KiB DMA's fence to signal before the "
+				   "%llu MiB DMA's; it signalled %lld ns after it: it waited "
+				   "for the DMA engine", (unsigned long long)(size / MiB),
+				   (long long)after);
 	ASSERT_EQ(0, run_cb(self->fd, q2, cb_dma(0, out, self->r.region_id, size, small)));
 	EXPECT_EQ(0, memcmp(in, out, small)) TH_LOG("the 64 KiB DMA's data did not land");
 out:
