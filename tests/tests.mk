@@ -124,7 +124,7 @@ bench-launch: kmod $(BUILD)/bench/launch_bench
 .PHONY: bench-overlap
 $(BUILD)/bench/overlap_bench: tests/bench/overlap_bench.c $(BUILD)/libflex.a | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -o $@ $< $(BUILD)/libflex.a $(LDFLAGS_COMMON)
+	$(CC) $(CFLAGS_COMMON) -o $@ $< $(BUILD)/libflex.a $(LDFLAGS_COMMON) -lm
 
 bench-overlap: kmod $(BUILD)/bench/overlap_bench
 	tools/flex-vm --mem 1536 -- $(CURDIR)/$(BUILD)/bench/overlap_bench
