@@ -84,6 +84,7 @@
 #define FLEX_MINORS_PER_DEVICE	(1 + FLEX_MAX_VFS)
 #define FLEX_CB_TIMEOUT_MIN_MS	10
 #define FLEX_CB_TIMEOUT_MAX_MS	3600000
+#define FLEX_ENGINE_POLL_MAX_US	10000
 
 /* Module parameters, fixed at load (flex_main.c). */
 struct flex_params {
@@ -94,6 +95,7 @@ struct flex_params {
 	unsigned int total_vfs;
 	unsigned int pf_max_regions;
 	unsigned int cb_timeout_ms;	/* writable: a running CB's time limit */
+	unsigned int engine_poll_us;	/* writable: an idle engine's poll */
 	bool test_hooks;		/* debugfs test controls, for the VM lane */
 };
 
@@ -143,6 +145,7 @@ struct flex_engine {
 	struct work_struct work;
 	struct flex_device *fdev;
 	enum flex_engine_id id;
+	bool polling;		/* watching kicks: a kick need not queue work */
 };
 
 #define FLEX_NR_PRIORITIES	(FLEX_QUEUE_PRIO_HIGH + 1)
@@ -189,6 +192,7 @@ struct flex_device {
 	struct list_head ready_fns[FLEX_NR_ENGINES][FLEX_NR_PRIORITIES];
 	struct list_head blocked;
 	atomic_t deps_signalled;
+	atomic_t kicks;			/* every kick bumps it, for polling engines */
 	struct flex_engine engines[FLEX_NR_ENGINES];
 	struct workqueue_struct *wq;
 	struct flex_scratch *scratch;	/* the compute engine's scratchpad */

@@ -23,6 +23,7 @@ struct flex_params flex_params = {
 	.total_vfs = 4,
 	.pf_max_regions = 64,
 	.cb_timeout_ms = 30000,
+	.engine_poll_us = 100,
 };
 
 static int param_set_memsize(const char *val, const struct kernel_param *kp)
@@ -59,18 +60,25 @@ MODULE_PARM_DESC(total_vfs, "VFs each device supports (0-16, default 4)");
 module_param_named(pf_max_regions, flex_params.pf_max_regions, uint, 0444);
 MODULE_PARM_DESC(pf_max_regions, "Most regions the PF holds at once (1-1024, default 64)");
 
-/* A CB's time limit; like amdgpu's lockup_timeout, it can be changed live. */
-static int param_set_cb_timeout(const char *val, const struct kernel_param *kp)
+/* A writable parameter: a number from @min to @max, else -ERANGE. */
+static int param_set_range(const char *val, const struct kernel_param *kp, unsigned int min,
+			   unsigned int max)
 {
 	unsigned int v;
 	int err = kstrtouint(val, 0, &v);
 
 	if (err)
 		return err;
-	if (v < FLEX_CB_TIMEOUT_MIN_MS || v > FLEX_CB_TIMEOUT_MAX_MS)
+	if (v < min || v > max)
 		return -ERANGE;
 	WRITE_ONCE(*(unsigned int *)kp->arg, v);
 	return 0;
+}
+
+/* A CB's time limit; like amdgpu's lockup_timeout, it can be changed live. */
+static int param_set_cb_timeout(const char *val, const struct kernel_param *kp)
+{
+	return param_set_range(val, kp, FLEX_CB_TIMEOUT_MIN_MS, FLEX_CB_TIMEOUT_MAX_MS);
 }
 
 static const struct kernel_param_ops param_ops_cb_timeout = {
@@ -80,6 +88,20 @@ static const struct kernel_param_ops param_ops_cb_timeout = {
 module_param_cb(cb_timeout_ms, &param_ops_cb_timeout, &flex_params.cb_timeout_ms, 0644);
 MODULE_PARM_DESC(cb_timeout_ms,
 		 "Longest a CB may run before it faults with FLEX_FAULT_TIMEOUT (10-3600000 ms, default 30000)");
+
+/* How long an engine that ran out of work polls for more (flex_sched.c). */
+static int param_set_engine_poll(const char *val, const struct kernel_param *kp)
+{
+	return param_set_range(val, kp, 0, FLEX_ENGINE_POLL_MAX_US);
+}
+
+static const struct kernel_param_ops param_ops_engine_poll = {
+	.set = param_set_engine_poll,
+	.get = param_get_uint,
+};
+module_param_cb(engine_poll_us, &param_ops_engine_poll, &flex_params.engine_poll_us, 0644);
+MODULE_PARM_DESC(engine_poll_us,
+		 "How long an engine that runs out of work polls for more before it sleeps, while no other task wants the CPU (0-10000 us, 0 never; default 100)");
 
 module_param_named(test_hooks, flex_params.test_hooks, bool, 0444);
 MODULE_PARM_DESC(test_hooks,

@@ -12,6 +12,12 @@
  * the CB it waits for has signalled; until then its queue is blocked, and
  * a callback on that fence kicks the engines.
  *
+ * Kicks tell the engines to look for work: a submission and a signalled
+ * dependency kick both, and the engine that ends a CB kicks the other if
+ * its queue's next CB is the other's. An engine that runs out of work
+ * polls for a kick for engine_poll_us before it sleeps, while its CPU is
+ * not wanted (engine_poll()).
+ *
  * A picked CB starts a run: while the queue would be picked again anyway
  * (no other queue is ready for the engine at its priority or above), the
  * engine goes on with the queue's next CBs that complete at once
@@ -53,12 +59,53 @@
 
 #include "flex_drv.h"
 
+/*
+ * Has engine @e look for work again: a polling engine sees the kick count
+ * change, any other has its work queued. The kick is counted (a fully
+ * ordered increment) before polling is read, and an engine clears polling
+ * before it reads the count a last time (engine_poll()): one of the two
+ * sees the other, so no kick is lost.
+ */
+static void engine_kick(struct flex_engine *e)
+{
+	atomic_inc_return(&e->fdev->kicks);
+	if (!READ_ONCE(e->polling))
+		queue_work(e->fdev->wq, &e->work);
+}
+
 void flex_sched_kick(struct flex_device *fdev)
 {
 	int i;
 
 	for (i = 0; i < FLEX_NR_ENGINES; i++)
-		queue_work(fdev->wq, &fdev->engines[i].work);
+		engine_kick(&fdev->engines[i]);
+}
+
+/*
+ * An engine that runs out of work polls for a kick for up to
+ * engine_poll_us before it sleeps, as a command processor watches its
+ * doorbell (or io_uring's SQPOLL thread its ring) for a while: work
+ * submitted in that time starts without a wake-up, the costliest step of
+ * a short round trip. It polls only while no other task wants the CPU.
+ * @seen is the kick count from before the engine last looked for work;
+ * returns whether it was kicked since.
+ */
+static bool engine_poll(struct flex_engine *e, int seen)
+{
+	unsigned int us = READ_ONCE(flex_params.engine_poll_us);
+	atomic_t *kicks = &e->fdev->kicks;
+	u64 end;
+
+	if (!us)
+		return false;
+	end = local_clock() + (u64)us * NSEC_PER_USEC;
+	/* Pairs with engine_kick(): polling is set before kicks is read. */
+	smp_store_mb(e->polling, true);
+	while (atomic_read(kicks) == seen && !need_resched() && local_clock() < end)
+		cpu_relax();
+	/* Pairs with engine_kick(): a kick that saw polling is counted now. */
+	smp_store_mb(e->polling, false);
+	return atomic_read(kicks) != seen;
 }
 
 static void dep_signalled(struct dma_fence *fence, struct dma_fence_cb *cb)
@@ -488,18 +535,23 @@ static void engine_work(struct work_struct *work)
 	struct flex_device *fdev = e->fdev;
 	struct flex_job *job;
 	bool cookie;
+	int seen;
 
 	for (;;) {
+		/* Read before the lists: a kick after this is seen by the poll. */
+		seen = atomic_read_acquire(&fdev->kicks);
 		cookie = dma_fence_begin_signalling();
 		spin_lock(&fdev->sched_lock);
 		job = pick_job(fdev, e->id);
 		spin_unlock(&fdev->sched_lock);
 		if (!job) {
 			dma_fence_end_signalling(cookie);
+			if (engine_poll(e, seen))
+				continue;
 			return;
 		}
 		if (engine_run(e, job, cookie))
-			queue_work(fdev->wq, &fdev->engines[!e->id].work);
+			engine_kick(&fdev->engines[!e->id]);
 		cond_resched();
 	}
 }
@@ -535,8 +587,10 @@ int flex_sched_init(struct flex_device *fdev)
 		INIT_LIST_HEAD(&fdev->ready_fns[i / FLEX_NR_PRIORITIES][i % FLEX_NR_PRIORITIES]);
 	INIT_LIST_HEAD(&fdev->blocked);
 	atomic_set(&fdev->deps_signalled, 0);
+	atomic_set(&fdev->kicks, 0);
 	for (i = 0; i < FLEX_NR_ENGINES; i++) {
 		fdev->engines[i].fdev = fdev;
+		fdev->engines[i].polling = false;
 		fdev->engines[i].id = i;
 		INIT_WORK(&fdev->engines[i].work, engine_work);
 	}

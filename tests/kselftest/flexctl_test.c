@@ -1247,7 +1247,7 @@ static void __attribute__((constructor)) save_params(void)
 {
 	static const char *const names[] = {
 		"num_devices", "capacity", "backing_cap", "lut_entries", "total_vfs",
-		"pf_max_regions", "cb_timeout_ms", "test_hooks",
+		"pf_max_regions", "cb_timeout_ms", "engine_poll_us", "test_hooks",
 	};
 	size_t used = 0;
 

@@ -3,7 +3,8 @@
  * flex queues and DMA: round trips of many sizes and alignments, FIFO order,
  * independence of queues, cross-queue waits, timeouts and poll, when fences
  * signal (queues take turns; no fence waits behind a DMA; an idle engine
- * never waits for the busy one; a small DMA runs on either engine), sticky
+ * never waits for the busy one; a small DMA runs on either engine; no kick
+ * is lost as an idle engine's poll ends), sticky
  * faults and reset, every bad argument, blocking submission, cleanup of a
  * killed process with DMA in flight, and isolation of VFs by DMA.
  */
@@ -451,6 +452,76 @@ out:
 	free(big);
 	free(in);
 	free(out);
+}
+
+#define POLL_PARAM	"/sys/module/flex/parameters/engine_poll_us"
+
+/* Busy-waits @us microseconds: sleeps are too coarse for a poll's end. */
+static void spin_us(unsigned int us)
+{
+	__s64 end = now_ns() + us * 1000LL;
+
+	while (now_ns() < end)
+		;
+}
+
+/*
+ * An engine that runs out of work polls for a kick for engine_poll_us
+ * before it sleeps; a kick needs no wake-up while it polls. None is lost
+ * as a poll ends: round trips with gaps around the poll's length all
+ * complete, for several lengths and with no poll. Each is a 128 KiB DMA,
+ * which only the DMA engine runs, and on a second queue a WAIT for it,
+ * which the DMA's fence kicks.
+ */
+TEST_F(q, no_kick_is_lost_as_an_engines_poll_ends)
+{
+	static const unsigned int polls[] = { 0, 1, 10, 50, 100 };
+	const size_t size = 128 * 1024;
+	unsigned char *buf = malloc(size);
+	unsigned int i = 0, k, seed = 1;
+	struct flex_cb dma, wait;
+	char old[32], v[16];
+	__u64 seq = 0, wseq = 0;
+	int q2, err = 0;
+
+	ASSERT_NE(NULL, buf);
+	memset(buf, 5, size);
+	dma = cb_dma(1, buf, self->r.region_id, 0, size);
+	q2 = queue_create(self->fd, FLEX_QUEUE_PRIO_NORMAL, 0);
+	ASSERT_LT(0, q2);
+	ASSERT_EQ(0, sysfs_read(POLL_PARAM, old, sizeof(old)));
+	for (k = 0; k < sizeof(polls) / sizeof(polls[0]) && !err; k++) {
+		snprintf(v, sizeof(v), "%u", polls[k]);
+		ASSERT_EQ(0, sysfs_write(POLL_PARAM, v));
+		for (i = 0; i < 300 && !err; i++) {
+			spin_us(rand_r(&seed) % (2 * polls[k] + 2));
+			err = submit(self->fd, self->q, &dma, 1, 0, &seq);
+			wait = cb_wait(self->q, seq);
+			err = err ?: submit(self->fd, q2, &wait, 1, 0, &wseq);
+			err = err ?: wait_seq(self->fd, q2, wseq, 5000);
+		}
+	}
+	sysfs_write(POLL_PARAM, old);
+	free(buf);
+	EXPECT_EQ(0, err) TH_LOG("engine_poll_us %u, round trip %u: %s", polls[k - 1], i - 1,
+				 strerror(-err));
+}
+
+/* The poll is bounded: engine_poll_us takes 0-10000 and nothing else. */
+TEST(engine_poll_us_takes_only_0_to_10000)
+{
+	char old[32], now[32];
+
+	ASSERT_EQ(0, sysfs_read(POLL_PARAM, old, sizeof(old)));
+	EXPECT_EQ(-ERANGE, sysfs_write(POLL_PARAM, "10001"));
+	EXPECT_EQ(-ERANGE, sysfs_write(POLL_PARAM, "4294967295"));
+	EXPECT_EQ(-EINVAL, sysfs_write(POLL_PARAM, "-1"));
+	EXPECT_EQ(-EINVAL, sysfs_write(POLL_PARAM, "fast"));
+	ASSERT_EQ(0, sysfs_read(POLL_PARAM, now, sizeof(now)));
+	EXPECT_STREQ(old, now) TH_LOG("a rejected write changed the value");
+	EXPECT_EQ(0, sysfs_write(POLL_PARAM, "10000"));
+	EXPECT_EQ(0, sysfs_write(POLL_PARAM, "0"));
+	ASSERT_EQ(0, sysfs_write(POLL_PARAM, old));
 }
 
 TEST_F(q, faults_are_sticky_until_reset_and_other_queues_go_on)
