@@ -480,6 +480,7 @@ extern const struct dma_fence_ops flex_fence_ops;
 int flex_sched_init(struct flex_device *fdev);
 void flex_sched_fini(struct flex_device *fdev);
 void flex_sched_kick(struct flex_device *fdev);
+void flex_sched_kick_engine(struct flex_device *fdev, int id);
 void flex_sched_pause(struct flex_device *fdev, bool pause);
 struct file *flex_fence_holder_new(void);
 void flex_sched_queue_update(struct flex_queue *q);

@@ -12,11 +12,12 @@
  * the CB it waits for has signalled; until then its queue is blocked, and
  * a callback on that fence kicks the engines.
  *
- * Kicks tell the engines to look for work: a submission and a signalled
- * dependency kick both, and the engine that ends a CB kicks the other if
- * its queue's next CB is the other's. An engine that runs out of work
- * polls for a kick for engine_poll_us before it sleeps, while its CPU is
- * not wanted (engine_poll()).
+ * Kicks tell the engines to look for work: a submission that gives an idle
+ * queue a head kicks the engines that can run it, the engine that ends a
+ * CB kicks the other if its queue's next CB is the other's, and a
+ * signalled dependency kicks both. An engine that runs out of work polls
+ * for a kick for engine_poll_us before it sleeps, while its CPU is not
+ * wanted (engine_poll()).
  *
  * A picked CB starts a run: while the queue would be picked again anyway
  * (no other queue is ready for the engine at its priority or above), the
@@ -73,12 +74,19 @@ static void engine_kick(struct flex_engine *e)
 		queue_work(e->fdev->wq, &e->work);
 }
 
-void flex_sched_kick(struct flex_device *fdev)
+/* Kicks engine @id, or both if @id is FLEX_NR_ENGINES. */
+void flex_sched_kick_engine(struct flex_device *fdev, int id)
 {
 	int i;
 
 	for (i = 0; i < FLEX_NR_ENGINES; i++)
-		engine_kick(&fdev->engines[i]);
+		if (id == i || id == FLEX_NR_ENGINES)
+			engine_kick(&fdev->engines[i]);
+}
+
+void flex_sched_kick(struct flex_device *fdev)
+{
+	flex_sched_kick_engine(fdev, FLEX_NR_ENGINES);
 }
 
 /*

@@ -401,8 +401,15 @@ static int prepare_job(struct flex_file *ff, struct flex_queue *q,
 }
 
 /* Queues the prepared jobs, or says why not (-EAGAIN, -EIO, -ENOENT). */
+/*
+ * Appends @jobs to @q. *@kick is the engine (FLEX_NR_ENGINES: both) that
+ * must look for work because of them, or -1 for none: only a queue that
+ * neither ran nor held a CB gets a new head to pick. Behind a running CB,
+ * the engine that ends it looks at the queue again (run_end()); behind a
+ * pending one, the head has not changed.
+ */
 static int enqueue(struct flex_queue *q, struct list_head *jobs, u32 count,
-		   u64 *seqno)
+		   u64 *seqno, int *kick)
 {
 	struct flex_device *fdev = q->fdev;
 	struct flex_job *job;
@@ -421,6 +428,8 @@ static int enqueue(struct flex_queue *q, struct list_head *jobs, u32 count,
 			dma_fence_init(&job->fence, &flex_fence_ops, &job->lock,
 				       q->fence_context, ++q->submitted);
 		was_idle = list_empty(&q->pending);
+		*kick = was_idle && !q->running ?
+			list_first_entry(jobs, struct flex_job, link)->engine : -1;
 		list_splice_tail_init(jobs, &q->pending);
 		if (was_idle)
 			flex_sched_queue_update(q);
@@ -449,8 +458,8 @@ int flex_submit_ioctl(struct flex_file *ff, void *data, struct flex_call *call)
 	struct flex_job *job, *tmp;
 	struct flex_queue *q;
 	LIST_HEAD(jobs);
+	int err, kick;
 	u32 i;
-	int err;
 
 	if (args->flags & ~FLEX_SUBMIT_BLOCK || args->pad)
 		return -EINVAL;
@@ -482,7 +491,7 @@ int flex_submit_ioctl(struct flex_file *ff, void *data, struct flex_call *call)
 			goto out_undo;
 	}
 
-	while ((err = enqueue(q, &jobs, args->count, &args->seqno)) == -EAGAIN &&
+	while ((err = enqueue(q, &jobs, args->count, &args->seqno, &kick)) == -EAGAIN &&
 	       args->flags & FLEX_SUBMIT_BLOCK) {
 		if (wait_event_interruptible(q->wq, has_room(q, args->count))) {
 			err = -ERESTARTSYS;
@@ -490,7 +499,8 @@ int flex_submit_ioctl(struct flex_file *ff, void *data, struct flex_call *call)
 		}
 	}
 	if (!err) {
-		flex_sched_kick(q->fdev);
+		if (kick >= 0)
+			flex_sched_kick_engine(q->fdev, kick);
 		goto out_put;
 	}
 

@@ -222,14 +222,16 @@ static __s64 fence_time(int sf)
 }
 
 /*
- * Starts a DMA of @size bytes from @buf on queue @q and returns the fd of
+ * Starts a DMA of @size bytes from @buf to @offset of @region on queue @q
+ * and returns the fd of
  * its fence once it has run for 10 ms, long after its submission's kick
  * found the other engine idle: 0 if it finished within that time (too
  * fast to test with), or -1 on error.
  */
-static int long_dma_running(int fd, __u32 q, __u64 region, const void *buf, size_t size)
+static int long_dma_running(int fd, __u32 q, __u64 region, __u64 offset, const void *buf,
+			    size_t size)
 {
-	struct flex_cb dma = cb_dma(1, buf, region, 0, size);
+	struct flex_cb dma = cb_dma(1, buf, region, offset, size);
 	struct pollfd pfd;
 	__u64 seq;
 	int sf;
@@ -372,11 +374,11 @@ TEST_F(q, a_fence_never_waits_for_the_dma_behind_it)
 
 /*
  * The two engines run side by side even when one is kicked while it is
- * busy (every submission and every signalled dependency kicks both): a NOP
- * submitted while a long DMA runs signals before the DMA does. The
- * engines' workqueue once let only two work items be active, and a busy
- * engine's work queued again took the second slot, so the idle engine
- * waited until the busy one ran out of work.
+ * busy (a NOP submitted to an idle queue kicks both, as a signalled
+ * dependency does): a NOP submitted while a long DMA runs signals before
+ * the DMA does. The engines' workqueue once let only two work items be
+ * active, and a busy engine's work queued again took the second slot, so
+ * the idle engine waited until the busy one ran out of work.
  */
 TEST_F(q, a_nop_submitted_during_a_long_dma_does_not_wait_for_it)
 {
@@ -392,7 +394,7 @@ TEST_F(q, a_nop_submitted_during_a_long_dma_does_not_wait_for_it)
 	memset(&nop, 0, sizeof(nop));
 	q2 = queue_create(self->fd, FLEX_QUEUE_PRIO_NORMAL, 0);
 	ASSERT_LT(0, q2);
-	sf = long_dma_running(self->fd, self->q, self->r.region_id, big, size);
+	sf = long_dma_running(self->fd, self->q, self->r.region_id, 0, big, size);
 	ASSERT_LE(0, sf);
 	if (!sf) {
 		free(big);
@@ -432,7 +434,7 @@ TEST_F(q, a_small_dma_does_not_wait_behind_a_big_one)
 	fill(in, small, 11);
 	q2 = queue_create(self->fd, FLEX_QUEUE_PRIO_NORMAL, 0);
 	ASSERT_LT(0, q2);
-	sf = long_dma_running(self->fd, self->q, self->r.region_id, big, size);
+	sf = long_dma_running(self->fd, self->q, self->r.region_id, 0, big, size);
 	ASSERT_LE(0, sf);
 	if (!sf)
 		SKIP(goto out, "the %llu MiB DMA finished within 10 ms: too fast to test with",
@@ -448,6 +450,58 @@ TEST_F(q, a_small_dma_does_not_wait_behind_a_big_one)
 				   (long long)after);
 	ASSERT_EQ(0, run_cb(self->fd, q2, cb_dma(0, out, self->r.region_id, size, small)));
 	EXPECT_EQ(0, memcmp(in, out, small)) TH_LOG("the 64 KiB DMA's data did not land");
+out:
+	free(big);
+	free(in);
+	free(out);
+}
+
+/*
+ * A submission kicks the engines only when it gives an idle queue a head
+ * to pick; CBs appended behind a running one are found by the engine that
+ * ends it, which kicks the other engine when the next CB is the other's:
+ * a compute, a DMA only the DMA engine runs and a NOP appended behind a
+ * long DMA all run, in order.
+ */
+TEST_F(q, cbs_appended_behind_a_running_one_run_in_order)
+{
+	const size_t size = REGION - 2 * MiB, mid = 128 * 1024;
+	unsigned char *big = malloc(size), *in = malloc(mid), *out = malloc(mid);
+	struct flex_cb cbs[4] = { { .opcode = FLEX_CB_COMPUTE } };
+	__s32 filled[16];
+	struct prog p;
+	__u64 seq;
+	int sf, i;
+
+	ASSERT_NE(NULL, big);
+	ASSERT_NE(NULL, in);
+	ASSERT_NE(NULL, out);
+	memset(big, 3, size);
+	fill(in, mid, 29);
+	prog_init(&p, 0);
+	prog_emit(&p, FLEX_OP_FILL, FLEX_DT_I32, 0, 3, FLEX_ADDR(0, 0), 16ULL, 7ULL);
+	prog_emit(&p, FLEX_OP_END, FLEX_DT_I32, 0, 0);
+	ASSERT_EQ(0, run_cb(self->fd, self->q, cb_dma(1, &p, self->r.region_id, 0, prog_size(&p))));
+	sf = long_dma_running(self->fd, self->q, self->r.region_id, 2 * MiB, big, size);
+	ASSERT_LE(0, sf);
+	if (!sf)
+		SKIP(goto out, "the %llu MiB DMA finished within 10 ms: too fast to test with",
+		     (unsigned long long)(size / MiB));
+	close(sf);
+	cbs[0].compute.program = (struct flex_va){ self->r.region_id, 0 };
+	cbs[0].compute.segment_mask = 1;
+	cbs[0].compute.segments[0] = (struct flex_va){ self->r.region_id, 4096 };
+	cbs[1] = cb_dma(1, in, self->r.region_id, MiB, mid);
+	cbs[2].opcode = FLEX_CB_NOP;
+	cbs[3] = cb_dma(0, out, self->r.region_id, MiB, mid);
+	ASSERT_EQ(0, submit(self->fd, self->q, cbs, 4, 0, &seq));
+	ASSERT_EQ(0, wait_seq(self->fd, self->q, seq, 20000))
+		TH_LOG("CBs appended behind a running DMA never ran");
+	EXPECT_EQ(0, memcmp(in, out, mid)) TH_LOG("the appended DMA's data did not land");
+	ASSERT_EQ(0, run_cb(self->fd, self->q, cb_dma(0, filled, self->r.region_id, 4096,
+						      sizeof(filled))));
+	for (i = 0; i < 16; i++)
+		ASSERT_EQ(7, filled[i]) TH_LOG("element %d of the appended compute's output", i);
 out:
 	free(big);
 	free(in);
