@@ -250,6 +250,14 @@ static int long_dma_running(int fd, __u32 q, __u64 region, __u64 offset, const v
 	return sf;
 }
 
+/* Submits @cb alone on queue @q and returns its fence's sync_file fd, or -1. */
+static int submit_one_fence(int fd, __u32 q, struct flex_cb cb)
+{
+	__u64 seq;
+
+	return submit(fd, q, &cb, 1, 0, &seq) ? -1 : fence_fd(fd, q, seq);
+}
+
 /*
  * Waits up to 20 s for the fences of sync_files @first and @second, closes
  * both and stores how long after @first's @second's signalled (negative if
@@ -385,7 +393,6 @@ TEST_F(q, a_nop_submitted_during_a_long_dma_does_not_wait_for_it)
 	const size_t size = REGION;
 	unsigned char *big = malloc(size);
 	struct flex_cb nop;
-	__u64 nop_seq;
 	int q2, sf, nsf;
 	__s64 after;
 
@@ -401,8 +408,7 @@ TEST_F(q, a_nop_submitted_during_a_long_dma_does_not_wait_for_it)
 		SKIP(return, "the %llu MiB DMA finished within 10 ms: too fast to test with",
 		     (unsigned long long)(size / MiB));
 	}
-	ASSERT_EQ(0, submit(self->fd, q2, &nop, 1, 0, &nop_seq));
-	nsf = fence_fd(self->fd, q2, nop_seq);
+	nsf = submit_one_fence(self->fd, q2, nop);
 	ASSERT_LE(0, nsf);
 	ASSERT_EQ(0, signalled_after(sf, nsf, &after));
 	EXPECT_LT(after, 0) TH_LOG("expected the NOP's fence to signal before the %llu MiB "
@@ -422,8 +428,6 @@ TEST_F(q, a_small_dma_does_not_wait_behind_a_big_one)
 {
 	const size_t size = REGION - 64 * 1024, small = 64 * 1024;
 	unsigned char *big = malloc(size), *in = malloc(small), *out = malloc(small);
-	struct flex_cb sdma;
-	__u64 small_seq;
 	int q2, sf, ssf;
 	__s64 after;
 
@@ -439,9 +443,7 @@ TEST_F(q, a_small_dma_does_not_wait_behind_a_big_one)
 	if (!sf)
 		SKIP(goto out, "the %llu MiB DMA finished within 10 ms: too fast to test with",
 		     (unsigned long long)(size / MiB));
-	sdma = cb_dma(1, in, self->r.region_id, size, small);
-	ASSERT_EQ(0, submit(self->fd, q2, &sdma, 1, 0, &small_seq));
-	ssf = fence_fd(self->fd, q2, small_seq);
+	ssf = submit_one_fence(self->fd, q2, cb_dma(1, in, self->r.region_id, size, small));
 	ASSERT_LE(0, ssf);
 	ASSERT_EQ(0, signalled_after(sf, ssf, &after));
 	EXPECT_LT(after, 0) TH_LOG("expected the 64 KiB DMA's fence to signal before the "
