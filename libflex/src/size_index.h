@@ -56,11 +56,13 @@
 #include "btree.h"
 
 /*
- * Sizes with a bin: below 2 MiB (in 128-byte granules). A bin is 48 bytes,
- * so a region's bins take up to 768 KiB of host memory; larger blocks are
- * rare enough for the tree.
+ * Sizes with a bin: below 4 MiB (in 128-byte granules). A bin is 48 bytes,
+ * so a best-fit region's bins take up to 1.5 MiB of host memory; larger
+ * blocks are rare enough for the tree. At half that (2 MiB), every
+ * allocation of 2-4 MiB and the merged free blocks of that size paid
+ * a descent and a shift in the tree, on top of the by-offset tree's.
  */
-#define SIZE_BINS_MAX	(1U << 14)
+#define SIZE_BINS_MAX	(1U << 15)
 #define BIN_SLOTS	4	/* a group of the scans */
 #define BIN_ARRAY_MIN	8	/* entries of a new array: a multiple of BIN_SLOTS */
 /* Past this many, scanning a bin's array costs more than the tree's descent. */

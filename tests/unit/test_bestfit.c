@@ -4,7 +4,7 @@
  *
  * Through the public API: the smallest free block that fits is taken, the
  * lowest offset among blocks of that size, whichever way the index keeps
- * that size (in the bin, in the bin's array, in the tree; blocks of 2 MiB
+ * that size (in the bin, in the bin's array, in the tree; blocks of 4 MiB
  * and more are always in the tree); a block merged with a freed neighbour
  * is found at its new size only; the remainder of a split at its new
  * start and size.
