@@ -9,8 +9,8 @@
  *	the time the steps take without overlap, the N uploads' time plus
  *	the N computes' time (each run back to back), over the time of the
  *	steps enqueued in order on one FlexStream, in the same round: how
- *	much the stream overlaps its own uploads with its own computes. 1 means not at all,
- *	2 that the shorter of the two hides entirely.
+ *	much the stream overlaps its own uploads with its own computes.
+ *	1 means not at all, 2 that the shorter of the two hides entirely.
  *   bench: stream_overlap_vs_off <ratio> x
  *	the steps' time on a stream made with FLEX_STREAM_OVERLAP=0 (every
  *	CB on its one queue) over their time on a stream with overlap.
@@ -275,8 +275,8 @@ int main(void)
 	 * size is corrected until the two are within CALIBRATE_TOLERANCE.
 	 * The first pipelines of every way run slower than later ones
 	 * (uploads of the same size took 1.7 times as long as in the
-	 * figures' rounds): a round of each, untimed, goes first, and the
-	 * uploads and computes measured take turns as in the figures.
+	 * figures' rounds): WARMUP_ROUNDS of each, untimed, go first, and
+	 * the uploads and computes measured take turns as in the figures.
 	 */
 	bytes = 16 * MiB;
 	for (r = 0; r < WARMUP_ROUNDS; r++)
